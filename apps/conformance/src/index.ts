@@ -1,0 +1,2 @@
+// Public API of @agent/conformance: anything exported here is public.
+export {};

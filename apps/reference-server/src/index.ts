@@ -1,0 +1,2 @@
+// Public API of @agent/reference-server: anything exported here is public.
+export {};

@@ -1,0 +1,2 @@
+// Public API of @agent/bench: anything exported here is public.
+export {};

@@ -1,0 +1,2 @@
+// Public API of @agent/client: anything exported here is public.
+export {};

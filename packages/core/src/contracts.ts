@@ -1,0 +1,105 @@
+/**
+ * The contracts that connect agents and transports (DESIGN.md §2). A transport never imports the
+ * runtime: its server side calls a TaskHandler, whatever implements it.
+ */
+import type { TaskEvent } from './task-event.js';
+import type { AgentCard, JsonObject, Task } from './wire.js';
+
+export type TransportKind = 'http' | 'sse' | 'ws' | 'grpc' | 'memory';
+
+/** What a transport knows of the authenticated caller; `@agent/auth`'s SecurityContext satisfies it. */
+export interface SecurityContextLike {
+  readonly principalId: string;
+  readonly token: string;
+  readonly expiresAt?: string | null;
+  readonly issuedAt?: string;
+  readonly metadata: JsonObject;
+}
+
+/** Per-call information a transport hands to the TaskHandler. */
+export interface CallContext {
+  /** Present when an authenticator accepted the caller's credentials. */
+  security?: SecurityContextLike;
+  /** Request tenant, when the transport carries one. */
+  tenant?: string;
+  /** Aborts when the caller goes away or the server stops. A closed connection is not a task cancel. */
+  signal: AbortSignal;
+  /** Request headers (lowercase names). Credentials are in here: never log them. */
+  headers: Readonly<Record<string, string>>;
+  transport: TransportKind;
+}
+
+export interface ListTasksQuery {
+  sessionId?: string;
+  state?: string;
+  limit?: number;
+}
+
+/** The server-side contract every transport binds to; `Agent` implements it. */
+export interface TaskHandler {
+  /** Runs a task to its end and resolves with the finished Task (failed and canceled included). */
+  handleTask(task: Task, ctx: CallContext): Promise<Task>;
+  /** Runs a task, yielding its events; the last one is the single final `task.status`. */
+  handleTaskStreaming(task: Task, ctx: CallContext): AsyncIterable<TaskEvent>;
+  /** Cancels an active task. Rejects with TaskNotFoundError or TaskNotCancelableError. */
+  cancelTask(taskId: string, reason: string | undefined, ctx: CallContext): Promise<Task>;
+  getAgentCard(ctx: CallContext): AgentCard | Promise<AgentCard>;
+  /** Used by A2A mode and the registry; optional. */
+  getTask?(taskId: string, ctx: CallContext): Promise<Task | null>;
+  listTasks?(query: ListTasksQuery, ctx: CallContext): Promise<Task[]>;
+}
+
+/** A plain `(task) => task` function, the SPEC's `on_task_received` handler. */
+export type TaskFunction = (task: Task, ctx: CallContext) => Promise<Task>;
+
+/** One client operation, mapped to a route (or its equivalent) by every transport. */
+export interface ClientRequestSpec {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  streaming?: boolean;
+}
+
+/** The client's operation table: every transport maps the same names. */
+export const CLIENT_OPERATIONS = {
+  send_task: { name: 'send_task', method: 'POST', path: '/tasks/' },
+  cancel_task: { name: 'cancel_task', method: 'POST', path: '/tasks/cancel' },
+  get_card: { name: 'get_card', method: 'GET', path: '/.well-known/agent.json' },
+  stream_task: { name: 'stream_task', method: 'POST', path: '/tasks/stream', streaming: true },
+} as const satisfies Record<string, ClientRequestSpec>;
+
+export type ClientOperationName = keyof typeof CLIENT_OPERATIONS;
+
+export interface SendOptions {
+  signal?: AbortSignal;
+  /** Overrides the transport's default timeout for this call. */
+  timeoutMs?: number;
+}
+
+/**
+ * A transport: the server side serves a bound TaskHandler, the client side sends requests.
+ *
+ * Rules every implementation follows (the conformance suite checks them):
+ * - `bind` / `onTaskReceived` are called before `start`; `start` resolves once it serves.
+ * - `stop` is idempotent; it ends open streams cleanly and releases every socket.
+ * - the first `send`/`subscribe` authenticates lazily when `credentials` were configured.
+ * - errors surface as `AgentError`s from `@agent/core`'s table.
+ */
+export interface Transport {
+  readonly kind: TransportKind;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  bind(handler: TaskHandler): void;
+  onTaskReceived(handler: TaskFunction): void;
+  send<TResult = unknown>(
+    spec: ClientRequestSpec,
+    baseUrl: string,
+    data?: unknown,
+    params?: Record<string, string>,
+    options?: SendOptions,
+  ): Promise<TResult>;
+  subscribe(agentUrl: string, task: Task, options?: SendOptions): AsyncIterable<TaskEvent>;
+  authenticate(credentials: string): Promise<SecurityContextLike>;
+  /** True when the configured URL is local to this transport's host and port. */
+  validateUrl(): boolean;
+}

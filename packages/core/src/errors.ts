@@ -1,0 +1,219 @@
+/**
+ * The one error table (DESIGN.md §2). Every transport looks statuses up here; none hard-codes one.
+ */
+
+/** gRPC status codes by name (the numbers grpc-js uses on the wire). */
+export const GRPC_STATUS = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
+} as const;
+export type GrpcStatusName = keyof typeof GRPC_STATUS;
+
+export interface ErrorCodeInfo {
+  /** HTTP status of a response that reports this error. */
+  httpStatus: number;
+  /** JSON-RPC 2.0 error code. */
+  jsonRpcCode: number;
+  /** gRPC status name. */
+  grpcStatus: GrpcStatusName;
+  /** Default message when none is given. */
+  message: string;
+}
+
+export const ERROR_CODES = {
+  UNAUTHENTICATED: { httpStatus: 401, jsonRpcCode: -32010, grpcStatus: 'UNAUTHENTICATED', message: 'Authentication required' },
+  PERMISSION_DENIED: { httpStatus: 403, jsonRpcCode: -32011, grpcStatus: 'PERMISSION_DENIED', message: 'Permission denied' },
+  INVALID_REQUEST: { httpStatus: 400, jsonRpcCode: -32600, grpcStatus: 'INVALID_ARGUMENT', message: 'Invalid request' },
+  PARSE_ERROR: { httpStatus: 400, jsonRpcCode: -32700, grpcStatus: 'INVALID_ARGUMENT', message: 'Malformed JSON' },
+  VALIDATION_FAILED: { httpStatus: 422, jsonRpcCode: -32602, grpcStatus: 'INVALID_ARGUMENT', message: 'Validation failed' },
+  VALUE_ERROR: { httpStatus: 400, jsonRpcCode: -32602, grpcStatus: 'INVALID_ARGUMENT', message: 'Invalid value' },
+  NOT_FOUND: { httpStatus: 404, jsonRpcCode: -32601, grpcStatus: 'NOT_FOUND', message: 'Not found' },
+  METHOD_NOT_FOUND: { httpStatus: 404, jsonRpcCode: -32601, grpcStatus: 'UNIMPLEMENTED', message: 'Method not found' },
+  METHOD_NOT_ALLOWED: { httpStatus: 405, jsonRpcCode: -32601, grpcStatus: 'UNIMPLEMENTED', message: 'Method not allowed' },
+  UNSUPPORTED_OPERATION: { httpStatus: 501, jsonRpcCode: -32004, grpcStatus: 'UNIMPLEMENTED', message: 'Operation not supported' },
+  TASK_NOT_FOUND: { httpStatus: 404, jsonRpcCode: -32001, grpcStatus: 'NOT_FOUND', message: 'Task not found' },
+  TASK_NOT_CANCELABLE: { httpStatus: 409, jsonRpcCode: -32002, grpcStatus: 'FAILED_PRECONDITION', message: 'Task is not cancelable' },
+  TASK_CANCELED: { httpStatus: 409, jsonRpcCode: -32015, grpcStatus: 'CANCELLED', message: 'Task was canceled' },
+  PAYLOAD_TOO_LARGE: { httpStatus: 413, jsonRpcCode: -32600, grpcStatus: 'RESOURCE_EXHAUSTED', message: 'Payload too large' },
+  BUDGET_EXCEEDED: { httpStatus: 429, jsonRpcCode: -32012, grpcStatus: 'RESOURCE_EXHAUSTED', message: 'Budget exceeded' },
+  ACTION_DENIED: { httpStatus: 403, jsonRpcCode: -32013, grpcStatus: 'PERMISSION_DENIED', message: 'Action denied' },
+  APPROVAL_REQUIRED: { httpStatus: 403, jsonRpcCode: -32014, grpcStatus: 'FAILED_PRECONDITION', message: 'Approval required' },
+  DEADLINE_EXCEEDED: { httpStatus: 504, jsonRpcCode: -32017, grpcStatus: 'DEADLINE_EXCEEDED', message: 'Deadline exceeded' },
+  UNAVAILABLE: { httpStatus: 503, jsonRpcCode: -32016, grpcStatus: 'UNAVAILABLE', message: 'Service unavailable' },
+  INTERNAL: { httpStatus: 500, jsonRpcCode: -32603, grpcStatus: 'INTERNAL', message: 'Internal error' },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, value);
+}
+
+export interface AgentErrorOptions {
+  /** Structured detail that travels on the wire (`error.data`). */
+  data?: unknown;
+  cause?: unknown;
+}
+
+/** The JSON form of an error on every wire: `{code, message, data?}`. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  data?: unknown;
+}
+
+/**
+ * Base class of every error the framework raises. `code` is stable and keys the table above.
+ * Code that crosses a process boundary checks `code`, not `instanceof`.
+ */
+export class AgentError extends Error {
+  readonly code: ErrorCode;
+  readonly data?: unknown;
+
+  constructor(code: ErrorCode, message?: string, options: AgentErrorOptions = {}) {
+    super(message ?? ERROR_CODES[code].message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    if (options.data !== undefined) this.data = options.data;
+  }
+
+  get httpStatus(): number {
+    return ERROR_CODES[this.code].httpStatus;
+  }
+
+  get jsonRpcCode(): number {
+    return ERROR_CODES[this.code].jsonRpcCode;
+  }
+
+  /** gRPC status number (see {@link GRPC_STATUS}). */
+  get grpcStatus(): number {
+    return GRPC_STATUS[ERROR_CODES[this.code].grpcStatus];
+  }
+
+  get grpcStatusName(): GrpcStatusName {
+    return ERROR_CODES[this.code].grpcStatus;
+  }
+
+  toJSON(): ErrorBody {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+
+  /**
+   * Returns an AgentError unchanged; maps an `AbortError` to TASK_CANCELED and a `TimeoutError`
+   * to DEADLINE_EXCEEDED; wraps anything else as INTERNAL with the original as `cause`.
+   */
+  static from(error: unknown): AgentError {
+    if (error instanceof AgentError) return error;
+    const name = error instanceof Error || isDomException(error) ? (error as Error).name : undefined;
+    if (name === 'AbortError') return new TaskCanceledError(undefined, { cause: error });
+    if (name === 'TimeoutError') return new DeadlineExceededError(undefined, { cause: error });
+    const message = error instanceof Error ? error.message : typeof error === 'string' ? error : undefined;
+    return new InternalError(message || undefined, { cause: error });
+  }
+
+  /** Rebuilds the typed error from a wire body (`{code, message, data?}`); unknown codes become INTERNAL. */
+  static fromJSON(body: unknown): AgentError {
+    const record = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+    const code = isErrorCode(record.code) ? record.code : 'INTERNAL';
+    const message = typeof record.message === 'string' ? record.message : undefined;
+    const ErrorClass = errorClassFor(code);
+    const options: AgentErrorOptions = record.data === undefined ? {} : { data: record.data };
+    return ErrorClass === AgentError ? new AgentError(code, message, options) : new (ErrorClass as CodedErrorClass)(message, options);
+  }
+}
+
+function isDomException(value: unknown): boolean {
+  return typeof DOMException !== 'undefined' && value instanceof DOMException;
+}
+
+type CodedErrorClass = new (message?: string, options?: AgentErrorOptions) => AgentError;
+
+function coded<TCode extends ErrorCode>(code: TCode) {
+  return class extends AgentError {
+    declare readonly code: TCode;
+    constructor(message?: string, options?: AgentErrorOptions) {
+      super(code, message, options);
+    }
+  };
+}
+
+export class UnauthenticatedError extends coded('UNAUTHENTICATED') {}
+export class PermissionDeniedError extends coded('PERMISSION_DENIED') {}
+export class InvalidRequestError extends coded('INVALID_REQUEST') {}
+export class ParseError extends coded('PARSE_ERROR') {}
+/** A value failed a JSON Schema; `data.errors` lists `{pointer, message}` for every failure. */
+export class ValidationError extends coded('VALIDATION_FAILED') {}
+/** An argument has the right type but an unacceptable value (the spec's ValueError). */
+export class ValueError extends coded('VALUE_ERROR') {}
+export class NotFoundError extends coded('NOT_FOUND') {}
+export class MethodNotFoundError extends coded('METHOD_NOT_FOUND') {}
+export class MethodNotAllowedError extends coded('METHOD_NOT_ALLOWED') {}
+export class UnsupportedOperationError extends coded('UNSUPPORTED_OPERATION') {}
+export class TaskNotFoundError extends coded('TASK_NOT_FOUND') {}
+export class TaskNotCancelableError extends coded('TASK_NOT_CANCELABLE') {}
+/** The reason a canceled run stopped; never reported as `failed`. */
+export class TaskCanceledError extends coded('TASK_CANCELED') {}
+export class PayloadTooLargeError extends coded('PAYLOAD_TOO_LARGE') {}
+export class BudgetExceededError extends coded('BUDGET_EXCEEDED') {}
+export class ActionDeniedError extends coded('ACTION_DENIED') {}
+export class ApprovalRequiredError extends coded('APPROVAL_REQUIRED') {}
+export class DeadlineExceededError extends coded('DEADLINE_EXCEEDED') {}
+export class UnavailableError extends coded('UNAVAILABLE') {}
+export class InternalError extends coded('INTERNAL') {}
+
+const CLASSES: Record<ErrorCode, CodedErrorClass> = {
+  UNAUTHENTICATED: UnauthenticatedError,
+  PERMISSION_DENIED: PermissionDeniedError,
+  INVALID_REQUEST: InvalidRequestError,
+  PARSE_ERROR: ParseError,
+  VALIDATION_FAILED: ValidationError,
+  VALUE_ERROR: ValueError,
+  NOT_FOUND: NotFoundError,
+  METHOD_NOT_FOUND: MethodNotFoundError,
+  METHOD_NOT_ALLOWED: MethodNotAllowedError,
+  UNSUPPORTED_OPERATION: UnsupportedOperationError,
+  TASK_NOT_FOUND: TaskNotFoundError,
+  TASK_NOT_CANCELABLE: TaskNotCancelableError,
+  TASK_CANCELED: TaskCanceledError,
+  PAYLOAD_TOO_LARGE: PayloadTooLargeError,
+  BUDGET_EXCEEDED: BudgetExceededError,
+  ACTION_DENIED: ActionDeniedError,
+  APPROVAL_REQUIRED: ApprovalRequiredError,
+  DEADLINE_EXCEEDED: DeadlineExceededError,
+  UNAVAILABLE: UnavailableError,
+  INTERNAL: InternalError,
+};
+
+/** The error class registered for a code. */
+export function errorClassFor(code: ErrorCode): CodedErrorClass {
+  return CLASSES[code];
+}
+
+/** Finds the table entry whose gRPC status number matches; used by clients without a code trailer. */
+export function errorCodeForGrpcStatus(status: number): ErrorCode {
+  const match = (Object.keys(ERROR_CODES) as ErrorCode[]).find((code) => GRPC_STATUS[ERROR_CODES[code].grpcStatus] === status);
+  return match ?? 'INTERNAL';
+}
+
+/** Finds the most specific table entry for an HTTP status; used by clients reading a non-JSON error. */
+export function errorCodeForHttpStatus(status: number): ErrorCode {
+  const match = (Object.keys(ERROR_CODES) as ErrorCode[]).find((code) => ERROR_CODES[code].httpStatus === status);
+  return match ?? (status >= 500 ? 'INTERNAL' : 'INVALID_REQUEST');
+}

@@ -1,0 +1,84 @@
+import { newId, nowIso } from './ids.js';
+import type { Artifact, JsonObject, Message, MessageRole, Part, Task, TaskState } from './wire.js';
+
+/** A text part. */
+export function textPart(text: string): Part {
+  return { type: 'text', content: text };
+}
+
+/** A part built from JSON content; its type is `data`. */
+export function dataPart(content: unknown): Part {
+  return { type: 'data', content };
+}
+
+export interface CreateMessageOptions {
+  id?: string;
+  role?: MessageRole;
+  timestamp?: string;
+}
+
+/** A message; a string becomes one text part. The role defaults to `user`. */
+export function createMessage(content: string | Part | Part[], options: CreateMessageOptions = {}): Message {
+  const parts = typeof content === 'string' ? [textPart(content)] : Array.isArray(content) ? content : [content];
+  return { id: options.id ?? newId(), role: options.role ?? 'user', parts, timestamp: options.timestamp ?? nowIso() };
+}
+
+export interface CreateTaskOptions {
+  id?: string;
+  state?: TaskState;
+  messages?: Message[];
+  artifacts?: Artifact[];
+  metadata?: JsonObject;
+  created_at?: string;
+}
+
+/**
+ * A task with a caller-side id (the id exists before submission). A string or message argument
+ * becomes the first message.
+ */
+export function createTask(input?: string | Message | CreateTaskOptions, options: CreateTaskOptions = {}): Task {
+  let opts: CreateTaskOptions = options;
+  let first: Message[] = [];
+  if (typeof input === 'string') first = [createMessage(input)];
+  else if (input && 'role' in input && 'parts' in input) first = [input as Message];
+  else if (input) opts = { ...(input as CreateTaskOptions), ...options };
+  return {
+    id: opts.id ?? newId(),
+    state: opts.state ?? 'submitted',
+    messages: [...first, ...(opts.messages ?? [])],
+    artifacts: opts.artifacts ?? [],
+    metadata: opts.metadata ?? {},
+    created_at: opts.created_at ?? nowIso(),
+  };
+}
+
+export interface CreateArtifactOptions {
+  id?: string;
+  metadata?: JsonObject;
+  kind?: string;
+  name?: string;
+  uri?: string;
+  media_type?: string;
+  action_id?: string;
+  created_at?: string;
+}
+
+/** An artifact; a string becomes one text part, any other non-part value one data part. */
+export function createArtifact(content: string | Part | Part[], options: CreateArtifactOptions = {}): Artifact {
+  const parts = typeof content === 'string' ? [textPart(content)] : Array.isArray(content) ? content : [content];
+  const { id, metadata, created_at, ...descriptor } = options;
+  const artifact: Artifact = { id: id ?? newId(), parts, metadata: metadata ?? {}, created_at: created_at ?? nowIso() };
+  for (const [key, value] of Object.entries(descriptor)) {
+    if (value !== undefined) (artifact as unknown as Record<string, unknown>)[key] = value;
+  }
+  return artifact;
+}
+
+/** The text of a message's (or task's last message's) text parts, joined by newlines. */
+export function messageText(message: Message | undefined): string {
+  if (!message) return '';
+  return message.parts
+    .filter((part) => part.type === 'text' && typeof part.content === 'string')
+    .map((part) => part.content as string)
+    .join('\n');
+}

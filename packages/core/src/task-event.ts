@@ -1,0 +1,74 @@
+/**
+ * Transport-level stream objects (DESIGN.md §3). Every streaming transport yields these, and
+ * `@agent/events` normalizes them into RunEvents.
+ */
+import type { Artifact, JsonObject, Message, Task, TaskState } from './wire.js';
+
+export interface TaskStatusEvent {
+  type: 'task.status';
+  task_id: string;
+  state: TaskState;
+  /** True on the one status that ends a stream; it then carries the whole Task. */
+  final: boolean;
+  timestamp: string;
+  message?: Message;
+  task?: Task;
+}
+
+export interface TaskArtifactEvent {
+  type: 'task.artifact';
+  task_id: string;
+  artifact: Artifact;
+  /** True when the artifact's parts extend an artifact with the same id sent before. */
+  append: boolean;
+  last_chunk: boolean;
+  timestamp: string;
+}
+
+export interface LLMStreamEvent {
+  type: 'llm.stream';
+  task_id: string;
+  delta: string;
+  timestamp: string;
+}
+
+/** Runtime event types carried as `{type, task_id, timestamp, ...payload}`. */
+export const RUNTIME_EVENT_TYPES = [
+  'task.progress',
+  'task.error',
+  'context.prepared',
+  'llm.call.started',
+  'llm.call.completed',
+  'budget.warning',
+  'budget.exceeded',
+  'action.requested',
+  'action.policy',
+  'approval.required',
+  'approval.decided',
+  'action.started',
+  'action.completed',
+  'action.denied',
+  'action.failed',
+] as const;
+export type RuntimeEventType = (typeof RUNTIME_EVENT_TYPES)[number];
+
+export interface RuntimeTaskEvent extends JsonObject {
+  type: RuntimeEventType;
+  task_id: string;
+  timestamp: string;
+}
+
+export type TaskEvent = TaskStatusEvent | TaskArtifactEvent | LLMStreamEvent | RuntimeTaskEvent;
+export type TaskEventType = TaskEvent['type'];
+
+export const TASK_EVENT_TYPES: readonly TaskEventType[] = [
+  'task.status',
+  'task.artifact',
+  'llm.stream',
+  ...RUNTIME_EVENT_TYPES,
+];
+
+/** True for the status event that ends a stream. */
+export function isFinalEvent(event: TaskEvent): event is TaskStatusEvent {
+  return event.type === 'task.status' && event.final === true;
+}

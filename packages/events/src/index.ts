@@ -1,0 +1,2 @@
+// Public API of @agent/events: anything exported here is public.
+export {};

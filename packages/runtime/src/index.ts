@@ -1,0 +1,2 @@
+// Public API of @agent/runtime: anything exported here is public.
+export {};

@@ -1,0 +1,2 @@
+// Public API of @agent/transport-http: anything exported here is public.
+export {};

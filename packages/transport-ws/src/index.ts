@@ -1,0 +1,2 @@
+// Public API of @agent/transport-ws: anything exported here is public.
+export {};
