@@ -2,6 +2,7 @@
  * The contracts that connect agents and transports (DESIGN.md §2). A transport never imports the
  * runtime: its server side calls a TaskHandler, whatever implements it.
  */
+import type { ComponentDescriptor } from './descriptor.js';
 import type { TaskEvent } from './task-event.js';
 import type { AgentCard, JsonObject, Task } from './wire.js';
 
@@ -102,4 +103,6 @@ export interface Transport {
   authenticate(credentials: string): Promise<SecurityContextLike>;
   /** True when the configured URL is local to this transport's host and port. */
   validateUrl(): boolean;
+  /** A recipe to rebuild this transport (client side) in a worker thread; absent when impossible. */
+  describe?(): ComponentDescriptor;
 }

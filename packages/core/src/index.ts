@@ -119,3 +119,4 @@ export {
   type FunctionHandlerOptions,
 } from './operations.js';
 export { parseTransportUrl, normalizeHeaders, type TlsOptions, type TransportAddress } from './transport-url.js';
+export { isComponentDescriptor, describeComponent, type ComponentDescriptor, type Describable } from './descriptor.js';
