@@ -1,3 +1,10 @@
+import {
+  describeComponent,
+  UnauthenticatedError,
+  ValueError,
+  type ComponentDescriptor,
+  type Describable,
+} from '@agent/core';
 import { Authenticator } from './authenticator.js';
 import { constantTimeEquals } from './constant-time.js';
 import { SecurityContext } from './security-context.js';
@@ -6,18 +13,32 @@ import { SecurityScheme } from './security-scheme.js';
 export interface APIKeyAuthOptions {
   /** Key → scope list. Stored by reference: keys added later are accepted. Scopes are not copied into contexts. */
   validKeys: Record<string, string[]>;
+  /** Discovery text of the advertised scheme. Default `'API key authentication'`. */
   description?: string;
 }
 
-/** Accepts a credential only when it is a key of `validKeys` (compared in constant time). */
-export class APIKeyAuth extends Authenticator {
+/** Accepts a credential only when it is an own key of `validKeys` (compared in constant time). */
+export class APIKeyAuth extends Authenticator implements Describable {
   readonly validKeys: Record<string, string[]>;
   private readonly scheme: SecurityScheme;
+  private readonly description: string | undefined;
 
   constructor(options: APIKeyAuthOptions) {
     super();
+    if (
+      typeof options?.validKeys !== 'object' ||
+      options.validKeys === null ||
+      Array.isArray(options.validKeys)
+    ) {
+      throw new ValueError('APIKeyAuth: validKeys must be an object mapping keys to scope lists');
+    }
     this.validKeys = options.validKeys;
-    this.scheme = new SecurityScheme({ authType: 'apiKey', authScheme: null, description: options.description ?? 'API key authentication' });
+    this.description = options.description;
+    this.scheme = new SecurityScheme({
+      authType: 'apiKey',
+      authScheme: null,
+      description: options.description ?? 'API key authentication',
+    });
   }
 
   get securityScheme(): SecurityScheme {
@@ -25,16 +46,29 @@ export class APIKeyAuth extends Authenticator {
   }
 
   async authenticate(credentials: string): Promise<SecurityContext> {
-    // Every own key is compared, so the time taken does not reveal which key came close.
+    if (typeof credentials !== 'string' || credentials === '')
+      throw new UnauthenticatedError('Invalid API key');
+    // Every own key is compared, so the time taken does not reveal which key came close; inherited
+    // names (`__proto__`, `toString`) are never keys.
     let matched: string | undefined;
     for (const key of Object.keys(this.validKeys)) {
       if (constantTimeEquals(key, credentials)) matched = key;
     }
-    if (matched === undefined || typeof credentials !== 'string' || credentials === '') throw new Error('Invalid API key');
-    return new SecurityContext({ principalId: `api-key-${matched.slice(0, 8)}`, token: matched, expiresAt: null });
+    if (matched === undefined) throw new UnauthenticatedError('Invalid API key');
+    return new SecurityContext({
+      principalId: `api-key-${matched.slice(0, 8)}`,
+      token: matched,
+      expiresAt: null,
+    });
   }
 
   async refreshToken(context: SecurityContext): Promise<SecurityContext> {
     return context;
+  }
+
+  describe(): ComponentDescriptor {
+    const options: APIKeyAuthOptions = { validKeys: this.validKeys };
+    if (this.description !== undefined) options.description = this.description;
+    return describeComponent('@agent/auth', 'APIKeyAuth', { ...options });
   }
 }

@@ -25,16 +25,27 @@ export interface AuthenticateRequestOptions {
  * or the path is public. Rejects with UnauthenticatedError when the credential is missing or the
  * authenticator throws; the message never contains the credential.
  */
-export async function authenticateRequest(options: AuthenticateRequestOptions): Promise<SecurityContext | undefined> {
+export async function authenticateRequest(
+  options: AuthenticateRequestOptions,
+): Promise<SecurityContext | undefined> {
   const { authenticator } = options;
   if (!authenticator) return undefined;
   if (options.path !== undefined && isPublicPath(options.path)) return undefined;
   const credentials = extractCredentials(options.headers, options.query);
   if (credentials === null || credentials === '') throw new UnauthenticatedError('Missing credentials');
+  let context: SecurityContext;
   try {
-    return await authenticator.authenticate(credentials);
+    context = await authenticator.authenticate(credentials);
   } catch (error) {
-    const reason = error instanceof Error && error.message && !error.message.includes(credentials) ? error.message : 'Invalid credentials';
+    const reason =
+      error instanceof Error && error.message && !error.message.includes(credentials)
+        ? error.message
+        : 'Invalid credentials';
     throw new UnauthenticatedError(reason, { cause: error });
   }
+  // A custom authenticator that resolves with nothing usable must not let the request through.
+  if (typeof context !== 'object' || context === null || typeof context.principalId !== 'string') {
+    throw new UnauthenticatedError('Invalid credentials');
+  }
+  return context;
 }

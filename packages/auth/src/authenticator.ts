@@ -9,16 +9,23 @@ import type { SecurityScheme } from './security-scheme.js';
  * `authenticate` receives the credential after prefix removal and throws on any failure; every
  * thrown error is a rejection (401 on the wire). Authenticators decide access only: scopes are the
  * application's business.
+ *
+ * The built-in providers also implement core's `Describable` (`describe()`), so a client-side copy
+ * can be rebuilt in a worker thread; a descriptor holds the provider's secrets, so never log it.
  */
 export abstract class Authenticator {
   constructor() {
     const missing = (['securityScheme', 'authenticate', 'refreshToken'] as const).filter((member) => {
       const descriptor = findDescriptor(this, member);
       if (!descriptor) return true;
-      return member === 'securityScheme' ? !descriptor.get && descriptor.value === undefined : typeof descriptor.value !== 'function';
+      return member === 'securityScheme'
+        ? !descriptor.get && descriptor.value === undefined
+        : typeof descriptor.value !== 'function';
     });
     if (missing.length > 0) {
-      throw new TypeError(`Can't instantiate abstract class ${new.target.name} without ${missing.join(', ')}`);
+      throw new TypeError(
+        `Can't instantiate abstract class ${new.target.name} without ${missing.join(', ')}`,
+      );
     }
   }
 
@@ -29,7 +36,11 @@ export abstract class Authenticator {
 }
 
 function findDescriptor(target: object, key: string): PropertyDescriptor | undefined {
-  for (let proto: object | null = Object.getPrototypeOf(target); proto && proto !== Authenticator.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (
+    let proto: object | null = Object.getPrototypeOf(target);
+    proto && proto !== Authenticator.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
     const descriptor = Object.getOwnPropertyDescriptor(proto, key);
     if (descriptor) return descriptor;
   }

@@ -5,16 +5,15 @@ export type HeaderSource =
   | Iterable<readonly [string, string]>;
 
 export type QuerySource =
-  | URLSearchParams
-  | Readonly<Record<string, string | string[] | undefined>>
-  | null
-  | undefined;
+  URLSearchParams | Readonly<Record<string, string | string[] | undefined>> | null | undefined;
 
 const STRIPPED_PREFIXES = ['bearer', 'basic', 'apikey'];
 
 function own(record: object, key: string): unknown {
   // Inherited names (`__proto__`, `toString`) never count as a header or parameter.
-  return Object.prototype.hasOwnProperty.call(record, key) ? (record as Record<string, unknown>)[key] : undefined;
+  return Object.prototype.hasOwnProperty.call(record, key)
+    ? (record as Record<string, unknown>)[key]
+    : undefined;
 }
 
 function firstString(value: unknown): string | undefined {
@@ -24,7 +23,9 @@ function firstString(value: unknown): string | undefined {
 }
 
 function hasGetter(value: unknown): value is { get(name: string): unknown } {
-  return typeof value === 'object' && value !== null && typeof (value as { get?: unknown }).get === 'function';
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { get?: unknown }).get === 'function'
+  );
 }
 
 function readHeader(headers: HeaderSource, name: string): string | undefined {

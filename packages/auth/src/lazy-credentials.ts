@@ -10,6 +10,8 @@ import type { SecurityContext } from './security-context.js';
 export class LazyCredentials {
   private context: SecurityContext | undefined;
   private pending: Promise<SecurityContext> | undefined;
+  /** Bumped by reset/setContext so that an attempt already in flight cannot overwrite the newer state. */
+  private generation = 0;
 
   constructor(
     readonly authenticator: Authenticator,
@@ -19,28 +21,44 @@ export class LazyCredentials {
   /** The cached context, authenticating on first use. */
   async getContext(): Promise<SecurityContext> {
     if (this.context) return this.context;
-    this.pending ??= this.authenticator.authenticate(this.credentials).then(
-      (context) => {
-        this.context = context;
-        this.pending = undefined;
-        return context;
-      },
-      (error: unknown) => {
-        this.pending = undefined;
-        throw error;
-      },
-    );
-    return this.pending;
+    if (this.pending) return this.pending;
+    const generation = this.generation;
+    const attempt = Promise.resolve()
+      .then(() => this.authenticator.authenticate(this.credentials))
+      .then(
+        (context) => {
+          if (generation === this.generation) {
+            this.context = context;
+            this.pending = undefined;
+          }
+          return context;
+        },
+        (error: unknown) => {
+          if (generation === this.generation) this.pending = undefined;
+          throw error;
+        },
+      );
+    this.pending = attempt;
+    return attempt;
   }
 
   /** Replaces the cached context (after an explicit `authenticate` or refresh). */
   setContext(context: SecurityContext): void {
+    this.generation += 1;
+    this.pending = undefined;
     this.context = context;
   }
 
   /** Forgets the cached context so the next call authenticates again. */
   reset(): void {
+    this.generation += 1;
+    this.pending = undefined;
     this.context = undefined;
+  }
+
+  /** The cached context, if the first authentication already succeeded; never triggers one. */
+  get current(): SecurityContext | undefined {
+    return this.context;
   }
 
   async headers(): Promise<Record<string, string>> {

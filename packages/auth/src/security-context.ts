@@ -1,4 +1,5 @@
-import { parseIsoTimestamp, ValueError, nowIso, type JsonObject, type SecurityContextLike } from '@agent/core';
+import { ValueError, nowIso, type JsonObject, type SecurityContextLike } from '@agent/core';
+import { parseAwareTimestamp } from './iso-time.js';
 
 export interface SecurityContextInit {
   /** Stable id of the authenticated user, service, client or agent; its format is not interpreted. */
@@ -44,8 +45,10 @@ export class SecurityContext implements SecurityContextLike {
    */
   isExpired(now: Date = new Date()): boolean {
     if (this.expiresAt === null) return false;
-    if (typeof this.expiresAt !== 'string') throw new ValueError(`expires_at is not an ISO timestamp: ${String(this.expiresAt)}`);
-    const parsed = parseIsoTimestamp(this.expiresAt);
+    // A provider may store a non-string here (OAuth copies `expires_in` as it comes): not a timestamp.
+    if (typeof this.expiresAt !== 'string')
+      throw new ValueError(`expires_at is not an ISO timestamp: ${String(this.expiresAt)}`);
+    const parsed = parseAwareTimestamp(this.expiresAt);
     if (parsed === undefined) throw new ValueError(`expires_at is not an ISO timestamp: ${this.expiresAt}`);
     if (parsed === null) throw new TypeError(`expires_at has no timezone: ${this.expiresAt}`);
     return now.getTime() > parsed.getTime();

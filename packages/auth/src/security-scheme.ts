@@ -26,6 +26,19 @@ export interface SecuritySchemeInit {
   metadata?: JsonObject;
 }
 
+/** The canonical spelling of each HTTP scheme on the wire (`Authorization: <Name> …`, A2A `scheme`). */
+export const HTTP_SCHEME_NAMES: Readonly<Record<HttpAuthScheme, string>> = {
+  bearer: 'Bearer',
+  basic: 'Basic',
+  digest: 'Digest',
+  hmac: 'HMAC',
+  negotiate: 'Negotiate',
+  ntlm: 'NTLM',
+  aws4auth: 'AWS4Auth',
+  hawk: 'Hawk',
+  edgegrid: 'EdgeGrid',
+};
+
 /** How an authenticator advertises itself in discovery metadata. */
 export class SecurityScheme {
   readonly authType: AuthType;
@@ -35,13 +48,29 @@ export class SecurityScheme {
 
   constructor(init: SecuritySchemeInit) {
     if (!AUTH_TYPES.includes(init.authType)) {
-      throw new ValueError(`Unsupported auth type: ${String(init.authType)} (expected one of ${AUTH_TYPES.join(', ')})`);
+      throw new ValueError(
+        `Unsupported auth type: ${String(init.authType)} (expected one of ${AUTH_TYPES.join(', ')})`,
+      );
+    }
+    if (init.authScheme != null && typeof init.authScheme !== 'string') {
+      throw new ValueError(`authScheme must be a string or null, got ${typeof init.authScheme}`);
+    }
+    if (init.description !== undefined && typeof init.description !== 'string') {
+      throw new ValueError('description must be a string');
+    }
+    if (
+      init.metadata !== undefined &&
+      (typeof init.metadata !== 'object' || init.metadata === null || Array.isArray(init.metadata))
+    ) {
+      throw new ValueError('metadata must be a plain object');
     }
     const scheme = init.authScheme == null ? null : init.authScheme.toLowerCase();
     if (init.authType === 'http') {
       if (scheme === null) throw new ValueError('authScheme is required when authType is "http"');
       if (!(HTTP_AUTH_SCHEMES as readonly string[]).includes(scheme)) {
-        throw new ValueError(`Unsupported HTTP auth scheme: ${init.authScheme} (expected one of ${HTTP_AUTH_SCHEMES.join(', ')})`);
+        throw new ValueError(
+          `Unsupported HTTP auth scheme: ${init.authScheme} (expected one of ${HTTP_AUTH_SCHEMES.join(', ')})`,
+        );
       }
     } else if (scheme !== null) {
       throw new ValueError(`authScheme must be null when authType is "${init.authType}"`);
@@ -54,6 +83,11 @@ export class SecurityScheme {
 
   /** `{type, scheme, description, metadata}`; the metadata object is shared, not copied. */
   toDict(): SecuritySchemeDict {
-    return { type: this.authType, scheme: this.authScheme, description: this.description, metadata: this.metadata };
+    return {
+      type: this.authType,
+      scheme: this.authScheme,
+      description: this.description,
+      metadata: this.metadata,
+    };
   }
 }
