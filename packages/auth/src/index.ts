@@ -48,4 +48,3 @@ export {
   type SecuritySchemeSource,
   type ToA2ASecurityOptions,
 } from './a2a-security.js';
-export { parseAwareTimestamp } from './iso-time.js';

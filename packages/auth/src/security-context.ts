@@ -1,5 +1,10 @@
-import { ValueError, nowIso, type JsonObject, type SecurityContextLike } from '@agent/core';
-import { parseAwareTimestamp } from './iso-time.js';
+import {
+  ValueError,
+  nowIso,
+  parseIsoTimestamp,
+  type JsonObject,
+  type SecurityContextLike,
+} from '@agent/core';
 
 export interface SecurityContextInit {
   /** Stable id of the authenticated user, service, client or agent; its format is not interpreted. */
@@ -48,7 +53,7 @@ export class SecurityContext implements SecurityContextLike {
     // A provider may store a non-string here (OAuth copies `expires_in` as it comes): not a timestamp.
     if (typeof this.expiresAt !== 'string')
       throw new ValueError(`expires_at is not an ISO timestamp: ${String(this.expiresAt)}`);
-    const parsed = parseAwareTimestamp(this.expiresAt);
+    const parsed = parseIsoTimestamp(this.expiresAt);
     if (parsed === undefined) throw new ValueError(`expires_at is not an ISO timestamp: ${this.expiresAt}`);
     if (parsed === null) throw new TypeError(`expires_at has no timezone: ${this.expiresAt}`);
     return now.getTime() > parsed.getTime();

@@ -21,9 +21,15 @@ export interface Describable {
 export function isComponentDescriptor(value: unknown): value is ComponentDescriptor {
   if (typeof value !== 'object' || value === null || !('$component' in value)) return false;
   const inner = (value as { $component: unknown }).$component;
-  return typeof inner === 'object' && inner !== null && typeof (inner as { module?: unknown }).module === 'string';
+  return (
+    typeof inner === 'object' && inner !== null && typeof (inner as { module?: unknown }).module === 'string'
+  );
 }
 
-export function describeComponent(module: string, exportName: string, options: Record<string, unknown>): ComponentDescriptor {
+export function describeComponent(
+  module: string,
+  exportName: string,
+  options: Record<string, unknown>,
+): ComponentDescriptor {
   return { $component: { module, exportName, options } };
 }

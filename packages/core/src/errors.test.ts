@@ -32,18 +32,38 @@ describe('error table', () => {
   });
 
   it('keeps the decided statuses of DESIGN.md', () => {
-    expect(new UnauthenticatedError()).toMatchObject({ httpStatus: 401, jsonRpcCode: -32010, grpcStatus: 16 });
+    expect(new UnauthenticatedError()).toMatchObject({
+      httpStatus: 401,
+      jsonRpcCode: -32010,
+      grpcStatus: 16,
+    });
     expect(new TaskNotFoundError()).toMatchObject({ httpStatus: 404, jsonRpcCode: -32001, grpcStatus: 5 });
-    expect(new TaskNotCancelableError()).toMatchObject({ httpStatus: 409, jsonRpcCode: -32002, grpcStatus: 9 });
+    expect(new TaskNotCancelableError()).toMatchObject({
+      httpStatus: 409,
+      jsonRpcCode: -32002,
+      grpcStatus: 9,
+    });
     expect(new ValidationError()).toMatchObject({ httpStatus: 422, jsonRpcCode: -32602, grpcStatus: 3 });
-    expect(new AgentError('INTERNAL')).toMatchObject({ httpStatus: 500, jsonRpcCode: -32603, grpcStatus: 13 });
+    expect(new AgentError('INTERNAL')).toMatchObject({
+      httpStatus: 500,
+      jsonRpcCode: -32603,
+      grpcStatus: 13,
+    });
     expect(new AgentError('PAYLOAD_TOO_LARGE')).toMatchObject({ httpStatus: 413, grpcStatus: 8 });
-    expect(new AgentError('INVALID_REQUEST')).toMatchObject({ httpStatus: 400, jsonRpcCode: -32600, grpcStatus: 3 });
+    expect(new AgentError('INVALID_REQUEST')).toMatchObject({
+      httpStatus: 400,
+      jsonRpcCode: -32600,
+      grpcStatus: 3,
+    });
   });
 
   it('serializes to the wire body and back to the same class', () => {
     const error = new TaskNotFoundError('no task t1', { data: { task_id: 't1' } });
-    expect(error.toJSON()).toEqual({ code: 'TASK_NOT_FOUND', message: 'no task t1', data: { task_id: 't1' } });
+    expect(error.toJSON()).toEqual({
+      code: 'TASK_NOT_FOUND',
+      message: 'no task t1',
+      data: { task_id: 't1' },
+    });
     const back = AgentError.fromJSON(JSON.parse(JSON.stringify(error)));
     expect(back).toBeInstanceOf(TaskNotFoundError);
     expect(back.message).toBe('no task t1');
@@ -81,9 +101,9 @@ describe('AgentError.from', () => {
     const controller = new AbortController();
     controller.abort();
     expect(AgentError.from(controller.signal.reason)).toBeInstanceOf(TaskCanceledError);
-    expect(AgentError.from(AbortSignal.timeout(0).reason ?? new DOMException('t', 'TimeoutError')).code).toMatch(
-      /DEADLINE_EXCEEDED|TASK_CANCELED/,
-    );
+    expect(
+      AgentError.from(AbortSignal.timeout(0).reason ?? new DOMException('t', 'TimeoutError')).code,
+    ).toMatch(/DEADLINE_EXCEEDED|TASK_CANCELED/);
     expect(AgentError.from(new DOMException('late', 'TimeoutError')).code).toBe('DEADLINE_EXCEEDED');
   });
 });

@@ -36,25 +36,115 @@ export interface ErrorCodeInfo {
 }
 
 export const ERROR_CODES = {
-  UNAUTHENTICATED: { httpStatus: 401, jsonRpcCode: -32010, grpcStatus: 'UNAUTHENTICATED', message: 'Authentication required' },
-  PERMISSION_DENIED: { httpStatus: 403, jsonRpcCode: -32011, grpcStatus: 'PERMISSION_DENIED', message: 'Permission denied' },
-  INVALID_REQUEST: { httpStatus: 400, jsonRpcCode: -32600, grpcStatus: 'INVALID_ARGUMENT', message: 'Invalid request' },
-  PARSE_ERROR: { httpStatus: 400, jsonRpcCode: -32700, grpcStatus: 'INVALID_ARGUMENT', message: 'Malformed JSON' },
-  VALIDATION_FAILED: { httpStatus: 422, jsonRpcCode: -32602, grpcStatus: 'INVALID_ARGUMENT', message: 'Validation failed' },
-  VALUE_ERROR: { httpStatus: 400, jsonRpcCode: -32602, grpcStatus: 'INVALID_ARGUMENT', message: 'Invalid value' },
+  UNAUTHENTICATED: {
+    httpStatus: 401,
+    jsonRpcCode: -32010,
+    grpcStatus: 'UNAUTHENTICATED',
+    message: 'Authentication required',
+  },
+  PERMISSION_DENIED: {
+    httpStatus: 403,
+    jsonRpcCode: -32011,
+    grpcStatus: 'PERMISSION_DENIED',
+    message: 'Permission denied',
+  },
+  INVALID_REQUEST: {
+    httpStatus: 400,
+    jsonRpcCode: -32600,
+    grpcStatus: 'INVALID_ARGUMENT',
+    message: 'Invalid request',
+  },
+  PARSE_ERROR: {
+    httpStatus: 400,
+    jsonRpcCode: -32700,
+    grpcStatus: 'INVALID_ARGUMENT',
+    message: 'Malformed JSON',
+  },
+  VALIDATION_FAILED: {
+    httpStatus: 422,
+    jsonRpcCode: -32602,
+    grpcStatus: 'INVALID_ARGUMENT',
+    message: 'Validation failed',
+  },
+  VALUE_ERROR: {
+    httpStatus: 400,
+    jsonRpcCode: -32602,
+    grpcStatus: 'INVALID_ARGUMENT',
+    message: 'Invalid value',
+  },
   NOT_FOUND: { httpStatus: 404, jsonRpcCode: -32601, grpcStatus: 'NOT_FOUND', message: 'Not found' },
-  METHOD_NOT_FOUND: { httpStatus: 404, jsonRpcCode: -32601, grpcStatus: 'UNIMPLEMENTED', message: 'Method not found' },
-  METHOD_NOT_ALLOWED: { httpStatus: 405, jsonRpcCode: -32601, grpcStatus: 'UNIMPLEMENTED', message: 'Method not allowed' },
-  UNSUPPORTED_OPERATION: { httpStatus: 501, jsonRpcCode: -32004, grpcStatus: 'UNIMPLEMENTED', message: 'Operation not supported' },
-  TASK_NOT_FOUND: { httpStatus: 404, jsonRpcCode: -32001, grpcStatus: 'NOT_FOUND', message: 'Task not found' },
-  TASK_NOT_CANCELABLE: { httpStatus: 409, jsonRpcCode: -32002, grpcStatus: 'FAILED_PRECONDITION', message: 'Task is not cancelable' },
-  TASK_CANCELED: { httpStatus: 409, jsonRpcCode: -32015, grpcStatus: 'CANCELLED', message: 'Task was canceled' },
-  PAYLOAD_TOO_LARGE: { httpStatus: 413, jsonRpcCode: -32600, grpcStatus: 'RESOURCE_EXHAUSTED', message: 'Payload too large' },
-  BUDGET_EXCEEDED: { httpStatus: 429, jsonRpcCode: -32012, grpcStatus: 'RESOURCE_EXHAUSTED', message: 'Budget exceeded' },
-  ACTION_DENIED: { httpStatus: 403, jsonRpcCode: -32013, grpcStatus: 'PERMISSION_DENIED', message: 'Action denied' },
-  APPROVAL_REQUIRED: { httpStatus: 403, jsonRpcCode: -32014, grpcStatus: 'FAILED_PRECONDITION', message: 'Approval required' },
-  DEADLINE_EXCEEDED: { httpStatus: 504, jsonRpcCode: -32017, grpcStatus: 'DEADLINE_EXCEEDED', message: 'Deadline exceeded' },
-  UNAVAILABLE: { httpStatus: 503, jsonRpcCode: -32016, grpcStatus: 'UNAVAILABLE', message: 'Service unavailable' },
+  METHOD_NOT_FOUND: {
+    httpStatus: 404,
+    jsonRpcCode: -32601,
+    grpcStatus: 'UNIMPLEMENTED',
+    message: 'Method not found',
+  },
+  METHOD_NOT_ALLOWED: {
+    httpStatus: 405,
+    jsonRpcCode: -32601,
+    grpcStatus: 'UNIMPLEMENTED',
+    message: 'Method not allowed',
+  },
+  UNSUPPORTED_OPERATION: {
+    httpStatus: 501,
+    jsonRpcCode: -32004,
+    grpcStatus: 'UNIMPLEMENTED',
+    message: 'Operation not supported',
+  },
+  TASK_NOT_FOUND: {
+    httpStatus: 404,
+    jsonRpcCode: -32001,
+    grpcStatus: 'NOT_FOUND',
+    message: 'Task not found',
+  },
+  TASK_NOT_CANCELABLE: {
+    httpStatus: 409,
+    jsonRpcCode: -32002,
+    grpcStatus: 'FAILED_PRECONDITION',
+    message: 'Task is not cancelable',
+  },
+  TASK_CANCELED: {
+    httpStatus: 409,
+    jsonRpcCode: -32015,
+    grpcStatus: 'CANCELLED',
+    message: 'Task was canceled',
+  },
+  PAYLOAD_TOO_LARGE: {
+    httpStatus: 413,
+    jsonRpcCode: -32600,
+    grpcStatus: 'RESOURCE_EXHAUSTED',
+    message: 'Payload too large',
+  },
+  BUDGET_EXCEEDED: {
+    httpStatus: 429,
+    jsonRpcCode: -32012,
+    grpcStatus: 'RESOURCE_EXHAUSTED',
+    message: 'Budget exceeded',
+  },
+  ACTION_DENIED: {
+    httpStatus: 403,
+    jsonRpcCode: -32013,
+    grpcStatus: 'PERMISSION_DENIED',
+    message: 'Action denied',
+  },
+  APPROVAL_REQUIRED: {
+    httpStatus: 403,
+    jsonRpcCode: -32014,
+    grpcStatus: 'FAILED_PRECONDITION',
+    message: 'Approval required',
+  },
+  DEADLINE_EXCEEDED: {
+    httpStatus: 504,
+    jsonRpcCode: -32017,
+    grpcStatus: 'DEADLINE_EXCEEDED',
+    message: 'Deadline exceeded',
+  },
+  UNAVAILABLE: {
+    httpStatus: 503,
+    jsonRpcCode: -32016,
+    grpcStatus: 'UNAVAILABLE',
+    message: 'Service unavailable',
+  },
   INTERNAL: { httpStatus: 500, jsonRpcCode: -32603, grpcStatus: 'INTERNAL', message: 'Internal error' },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
@@ -86,7 +176,10 @@ export class AgentError extends Error {
   readonly data?: unknown;
 
   constructor(code: ErrorCode, message?: string, options: AgentErrorOptions = {}) {
-    super(message ?? ERROR_CODES[code].message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      message ?? ERROR_CODES[code].message,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = new.target.name;
     this.code = code;
     if (options.data !== undefined) this.data = options.data;
@@ -135,7 +228,9 @@ export class AgentError extends Error {
     const message = typeof record.message === 'string' ? record.message : undefined;
     const ErrorClass = errorClassFor(code);
     const options: AgentErrorOptions = record.data === undefined ? {} : { data: record.data };
-    return ErrorClass === AgentError ? new AgentError(code, message, options) : new (ErrorClass as CodedErrorClass)(message, options);
+    return ErrorClass === AgentError
+      ? new AgentError(code, message, options)
+      : new (ErrorClass as CodedErrorClass)(message, options);
   }
 }
 
@@ -208,12 +303,16 @@ export function errorClassFor(code: ErrorCode): CodedErrorClass {
 
 /** Finds the table entry whose gRPC status number matches; used by clients without a code trailer. */
 export function errorCodeForGrpcStatus(status: number): ErrorCode {
-  const match = (Object.keys(ERROR_CODES) as ErrorCode[]).find((code) => GRPC_STATUS[ERROR_CODES[code].grpcStatus] === status);
+  const match = (Object.keys(ERROR_CODES) as ErrorCode[]).find(
+    (code) => GRPC_STATUS[ERROR_CODES[code].grpcStatus] === status,
+  );
   return match ?? 'INTERNAL';
 }
 
 /** Finds the most specific table entry for an HTTP status; used by clients reading a non-JSON error. */
 export function errorCodeForHttpStatus(status: number): ErrorCode {
-  const match = (Object.keys(ERROR_CODES) as ErrorCode[]).find((code) => ERROR_CODES[code].httpStatus === status);
+  const match = (Object.keys(ERROR_CODES) as ErrorCode[]).find(
+    (code) => ERROR_CODES[code].httpStatus === status,
+  );
   return match ?? (status >= 500 ? 'INTERNAL' : 'INVALID_REQUEST');
 }

@@ -1,4 +1,13 @@
-import { createArtifact, createMessage, createTask, dataPart, isTerminalState, messageText, parseIsoTimestamp, textPart } from './index.js';
+import {
+  createArtifact,
+  createMessage,
+  createTask,
+  dataPart,
+  isTerminalState,
+  messageText,
+  parseIsoTimestamp,
+  textPart,
+} from './index.js';
 
 describe('factories', () => {
   it('fill ids and UTC timestamps', () => {
@@ -21,7 +30,12 @@ describe('factories', () => {
   });
   it('build artifacts with the runtime descriptor', () => {
     const artifact = createArtifact('x', { kind: 'preview', action_id: 'a1' });
-    expect(artifact).toMatchObject({ parts: [{ type: 'text', content: 'x' }], metadata: {}, kind: 'preview', action_id: 'a1' });
+    expect(artifact).toMatchObject({
+      parts: [{ type: 'text', content: 'x' }],
+      metadata: {},
+      kind: 'preview',
+      action_id: 'a1',
+    });
     expect('uri' in artifact).toBe(false);
   });
   it('read message text', () => {
@@ -37,5 +51,18 @@ describe('factories', () => {
     expect(parseIsoTimestamp('2026-01-01T00:00:00+02:00')?.toISOString()).toBe('2025-12-31T22:00:00.000Z');
     expect(parseIsoTimestamp('2026-01-01T00:00:00')).toBeNull();
     expect(parseIsoTimestamp('not a date')).toBeUndefined();
+  });
+});
+
+describe('parseIsoTimestamp is strict', () => {
+  it('rejects impossible dates and times instead of rolling them over', () => {
+    expect(parseIsoTimestamp('2026-02-30T00:00:00Z')).toBeUndefined();
+    expect(parseIsoTimestamp('2026-01-01T25:00:00Z')).toBeUndefined();
+    expect(parseIsoTimestamp('2026-01-01T00:00:00Zjunk')).toBeUndefined();
+    expect(parseIsoTimestamp('2024-02-29T00:00:00Z')?.toISOString()).toBe('2024-02-29T00:00:00.000Z');
+  });
+  it('accepts a space separator and fractional seconds', () => {
+    expect(parseIsoTimestamp('2026-01-01 01:00:00.5+01:00')?.toISOString()).toBe('2026-01-01T00:00:00.500Z');
+    expect(parseIsoTimestamp('2026-01-01')).toBeNull();
   });
 });

@@ -19,8 +19,14 @@ export interface CreateMessageOptions {
 
 /** A message; a string becomes one text part. The role defaults to `user`. */
 export function createMessage(content: string | Part | Part[], options: CreateMessageOptions = {}): Message {
-  const parts = typeof content === 'string' ? [textPart(content)] : Array.isArray(content) ? content : [content];
-  return { id: options.id ?? newId(), role: options.role ?? 'user', parts, timestamp: options.timestamp ?? nowIso() };
+  const parts =
+    typeof content === 'string' ? [textPart(content)] : Array.isArray(content) ? content : [content];
+  return {
+    id: options.id ?? newId(),
+    role: options.role ?? 'user',
+    parts,
+    timestamp: options.timestamp ?? nowIso(),
+  };
 }
 
 export interface CreateTaskOptions {
@@ -36,7 +42,10 @@ export interface CreateTaskOptions {
  * A task with a caller-side id (the id exists before submission). A string or message argument
  * becomes the first message.
  */
-export function createTask(input?: string | Message | CreateTaskOptions, options: CreateTaskOptions = {}): Task {
+export function createTask(
+  input?: string | Message | CreateTaskOptions,
+  options: CreateTaskOptions = {},
+): Task {
   let opts: CreateTaskOptions = options;
   let first: Message[] = [];
   if (typeof input === 'string') first = [createMessage(input)];
@@ -64,10 +73,19 @@ export interface CreateArtifactOptions {
 }
 
 /** An artifact; a string becomes one text part, any other non-part value one data part. */
-export function createArtifact(content: string | Part | Part[], options: CreateArtifactOptions = {}): Artifact {
-  const parts = typeof content === 'string' ? [textPart(content)] : Array.isArray(content) ? content : [content];
+export function createArtifact(
+  content: string | Part | Part[],
+  options: CreateArtifactOptions = {},
+): Artifact {
+  const parts =
+    typeof content === 'string' ? [textPart(content)] : Array.isArray(content) ? content : [content];
   const { id, metadata, created_at, ...descriptor } = options;
-  const artifact: Artifact = { id: id ?? newId(), parts, metadata: metadata ?? {}, created_at: created_at ?? nowIso() };
+  const artifact: Artifact = {
+    id: id ?? newId(),
+    parts,
+    metadata: metadata ?? {},
+    created_at: created_at ?? nowIso(),
+  };
   for (const [key, value] of Object.entries(descriptor)) {
     if (value !== undefined) (artifact as unknown as Record<string, unknown>)[key] = value;
   }

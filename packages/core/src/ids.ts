@@ -10,16 +10,47 @@ export function nowIso(): string {
   return new Date().toISOString();
 }
 
-const OFFSET_SUFFIX = /(Z|[+-]\d{2}:?\d{2})$/i;
+const ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function daysInMonth(year: number, month: number): number {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
+}
 
 /**
- * Parses an ISO 8601 timestamp that must carry a zone designator.
- * Returns `undefined` for an unparsable string and `null` for a timezone-naive one,
- * so that callers can raise the error their contract names.
+ * Strict ISO 8601 parsing with Python `datetime.fromisoformat` semantics, which SPEC.md's
+ * `is_expired` rules come from: `undefined` when the text is not a real timestamp (Feb 30, hour 25,
+ * trailing junk; `Date.parse` would roll those over), `null` when it is valid but carries no zone.
  */
 export function parseIsoTimestamp(value: string): Date | null | undefined {
-  const ms = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) return undefined;
-  if (!value.includes('T') || !OFFSET_SUFFIX.test(value.trim())) return null;
-  return new Date(ms);
+  const match = ISO_TIMESTAMP.exec(value.trim());
+  if (!match) return undefined;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', zone] = match;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  let offsetMinutes = 0;
+  if (zone !== undefined && zone.toUpperCase() !== 'Z') {
+    const digits = zone.slice(1).replace(':', '');
+    const offsetHours = Number(digits.slice(0, 2));
+    const offsetMins = digits.length > 2 ? Number(digits.slice(2)) : 0;
+    if (digits.length !== 2 && digits.length !== 4) return undefined;
+    if (offsetHours > 23 || offsetMins > 59) return undefined;
+    offsetMinutes = (zone.startsWith('-') ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  }
+  if (zone === undefined) return null;
+  const millis = Math.floor(Number(`0.${fraction || '0'}`) * 1000);
+  const date = new Date(0);
+  // setUTCFullYear, unlike Date.UTC, does not map years 0-99 to 1900-1999.
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, millis);
+  return new Date(date.getTime() - offsetMinutes * 60_000);
 }

@@ -118,5 +118,15 @@ export {
   type CancelRequest,
   type FunctionHandlerOptions,
 } from './operations.js';
-export { parseTransportUrl, normalizeHeaders, type TlsOptions, type TransportAddress } from './transport-url.js';
-export { isComponentDescriptor, describeComponent, type ComponentDescriptor, type Describable } from './descriptor.js';
+export {
+  parseTransportUrl,
+  normalizeHeaders,
+  type TlsOptions,
+  type TransportAddress,
+} from './transport-url.js';
+export {
+  isComponentDescriptor,
+  describeComponent,
+  type ComponentDescriptor,
+  type Describable,
+} from './descriptor.js';

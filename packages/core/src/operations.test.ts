@@ -35,12 +35,23 @@ describe('handlerFromFunction and dispatchOperation', () => {
 
   it('dispatches the operation table', async () => {
     const task = createTask('hi');
-    await expect(dispatchOperation(handler, 'send_task', task, ctx)).resolves.toMatchObject({ id: task.id, state: 'completed' });
-    await expect(dispatchOperation(handler, 'send_task', { task }, ctx)).resolves.toMatchObject({ id: task.id });
-    await expect(dispatchOperation(handler, 'get_card', undefined, ctx)).resolves.toMatchObject({ name: 'fn' });
-    await expect(dispatchOperation(handler, 'cancel_task', { task_id: 'x' }, ctx)).rejects.toBeInstanceOf(TaskNotFoundError);
+    await expect(dispatchOperation(handler, 'send_task', task, ctx)).resolves.toMatchObject({
+      id: task.id,
+      state: 'completed',
+    });
+    await expect(dispatchOperation(handler, 'send_task', { task }, ctx)).resolves.toMatchObject({
+      id: task.id,
+    });
+    await expect(dispatchOperation(handler, 'get_card', undefined, ctx)).resolves.toMatchObject({
+      name: 'fn',
+    });
+    await expect(dispatchOperation(handler, 'cancel_task', { task_id: 'x' }, ctx)).rejects.toBeInstanceOf(
+      TaskNotFoundError,
+    );
     await expect(dispatchOperation(handler, 'nope', {}, ctx)).rejects.toBeInstanceOf(MethodNotFoundError);
-    await expect(dispatchOperation(handler, 'send_task', { id: 5 }, ctx)).rejects.toBeInstanceOf(ValidationError);
+    await expect(dispatchOperation(handler, 'send_task', { id: 5 }, ctx)).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 
   it('streams one final status', async () => {

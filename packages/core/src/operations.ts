@@ -27,14 +27,20 @@ export function parseCancelRequest(body: unknown): CancelRequest {
       data: { errors: [{ pointer: '/', message: 'must be object' }] },
     });
   }
-  const taskId = typeof body.task_id === 'string' ? body.task_id : typeof body.id === 'string' ? body.id : undefined;
+  const taskId =
+    typeof body.task_id === 'string' ? body.task_id : typeof body.id === 'string' ? body.id : undefined;
   if (!taskId) {
     throw new ValidationError('Invalid cancel request: /task_id is required', {
       data: { errors: [{ pointer: '/task_id', message: 'is required' }] },
     });
   }
   const metadata = isRecord(body.metadata) ? body.metadata : {};
-  const reason = typeof body.reason === 'string' ? body.reason : typeof metadata.reason === 'string' ? metadata.reason : undefined;
+  const reason =
+    typeof body.reason === 'string'
+      ? body.reason
+      : typeof metadata.reason === 'string'
+        ? metadata.reason
+        : undefined;
   return reason === undefined ? { taskId } : { taskId, reason };
 }
 

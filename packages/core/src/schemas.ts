@@ -81,14 +81,22 @@ export function buildSchemas(strict: boolean) {
       version: { type: 'string' },
       capabilities: {
         type: 'object',
-        properties: { streaming: { type: 'boolean' }, transports: { type: 'array', items: { type: 'string' } } },
+        properties: {
+          streaming: { type: 'boolean' },
+          transports: { type: 'array', items: { type: 'string' } },
+        },
       },
       skills: {
         type: 'array',
         items: {
           type: 'object',
           required: ['id', 'name'],
-          properties: { id: nonEmpty, name: nonEmpty, description: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } },
+          properties: {
+            id: nonEmpty,
+            name: nonEmpty,
+            description: { type: 'string' },
+            tags: { type: 'array', items: { type: 'string' } },
+          },
         },
       },
       securitySchemes: { type: 'object', additionalProperties: securityScheme },

@@ -26,7 +26,14 @@ export interface TransportAddress {
   basePath: string;
 }
 
-const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443, ws: 80, wss: 443, grpc: 50051, grpcs: 443 };
+const DEFAULT_PORTS: Record<string, number> = {
+  http: 80,
+  https: 443,
+  ws: 80,
+  wss: 443,
+  grpc: 50051,
+  grpcs: 443,
+};
 const SECURE = new Set(['https', 'wss', 'grpcs']);
 
 /**
@@ -53,7 +60,9 @@ export function parseTransportUrl(url: string): TransportAddress {
 }
 
 /** Lowercases header names and joins repeated values, the form `CallContext.headers` carries. */
-export function normalizeHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+export function normalizeHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;

@@ -18,7 +18,13 @@ import {
 function fullTask(): Task {
   const task = createTask('hello', { metadata: { session_id: 's1', nested: { a: [1, 2, null] } } });
   task.artifacts.push(
-    createArtifact('result', { kind: 'preview', name: 'r', uri: 'file:///x', media_type: 'text/plain', action_id: 'a1' }),
+    createArtifact('result', {
+      kind: 'preview',
+      name: 'r',
+      uri: 'file:///x',
+      media_type: 'text/plain',
+      action_id: 'a1',
+    }),
   );
   task.messages.push(createMessage([textPart('hi'), dataPart({ k: 1 })], { role: 'agent' }));
   return task;
@@ -67,10 +73,31 @@ describe('wire types round-trip JSON unchanged', () => {
     const task = fullTask();
     const events: TaskEvent[] = [
       { type: 'task.status', task_id: task.id, state: 'working', final: false, timestamp: task.created_at },
-      { type: 'task.status', task_id: task.id, state: 'completed', final: true, timestamp: task.created_at, task },
-      { type: 'task.artifact', task_id: task.id, artifact: task.artifacts[0]!, append: false, last_chunk: true, timestamp: task.created_at },
+      {
+        type: 'task.status',
+        task_id: task.id,
+        state: 'completed',
+        final: true,
+        timestamp: task.created_at,
+        task,
+      },
+      {
+        type: 'task.artifact',
+        task_id: task.id,
+        artifact: task.artifacts[0]!,
+        append: false,
+        last_chunk: true,
+        timestamp: task.created_at,
+      },
       { type: 'llm.stream', task_id: task.id, delta: 'tok', timestamp: task.created_at },
-      { type: 'budget.warning', task_id: task.id, timestamp: task.created_at, limit: 'max_steps', used: 8, max: 10 },
+      {
+        type: 'budget.warning',
+        task_id: task.id,
+        timestamp: task.created_at,
+        limit: 'max_steps',
+        used: 8,
+        max: 10,
+      },
     ];
     for (const event of events) expect(validateTaskEvent(JSON.parse(JSON.stringify(event)))).toEqual(event);
   });
@@ -103,7 +130,14 @@ describe('validation failures name the failing pointer', () => {
   it('lists every failure at once', () => {
     const error = failure(() => validateTask({ id: '', state: 'nope', metadata: 1, messages: [{}] }));
     expect(pointers(error)).toEqual(
-      expect.arrayContaining(['/id', '/state', '/metadata', '/messages/0/id', '/messages/0/role', '/messages/0/parts']),
+      expect.arrayContaining([
+        '/id',
+        '/state',
+        '/metadata',
+        '/messages/0/id',
+        '/messages/0/role',
+        '/messages/0/parts',
+      ]),
     );
   });
   it('a non-object body', () => {
@@ -115,7 +149,9 @@ describe('validation failures name the failing pointer', () => {
     expect(pointers(failure(() => validateTask(task)))).toContain('/messages/0/parts/0/content');
   });
   it('a bad timestamp', () => {
-    expect(pointers(failure(() => validateTask({ ...fullTask(), created_at: 'yesterday' })))).toEqual(['/created_at']);
+    expect(pointers(failure(() => validateTask({ ...fullTask(), created_at: 'yesterday' })))).toEqual([
+      '/created_at',
+    ]);
   });
 });
 
@@ -131,6 +167,8 @@ describe('validateTask defaults and strict mode', () => {
     const task = { ...fullTask(), extra: 1 };
     expect(validateTask(task).id).toBe(task.id);
     expect(pointers(failure(() => validateTask(task, { strict: true })))).toEqual(['/extra']);
-    expect(validateTask({ ...fullTask(), metadata: { anything: { goes: 1 } } }, { strict: true })).toBeDefined();
+    expect(
+      validateTask({ ...fullTask(), metadata: { anything: { goes: 1 } } }, { strict: true }),
+    ).toBeDefined();
   });
 });

@@ -1,2 +1,15 @@
 // Public API of @agent/transport-ws: anything exported here is public.
-export {};
+export { WebSocketTransport, type SendTaskStreamOptions } from './websocket-transport.js';
+export type { WebSocketTransportOptions } from './options.js';
+// The frame shapes, for peers (browsers, other languages) that speak the protocol directly.
+export type {
+  TaskSendFrame,
+  AgentCardFrame,
+  TaskCancelFrame,
+  CallAbortFrame,
+  RequestFrame,
+  EventFrame,
+  ResultFrame,
+  ErrorFrame,
+  ResponseFrame,
+} from './frames.js';

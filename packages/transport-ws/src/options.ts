@@ -1,0 +1,79 @@
+import type { Authenticator } from '@agent/auth';
+import { ValueError, type TlsOptions } from '@agent/core';
+
+export interface WebSocketTransportOptions {
+  /**
+   * Server address (`ws://host:port[/base]` or `wss://…` with `tls`); port `0` picks a free port.
+   * Also the default target of `sendTaskStream`. The data socket is `<url>/ws`, control `<url>/ws/control`.
+   */
+  url: string;
+  /** Deadline of one unary call (send_task, cancel_task, get_card) in milliseconds. Default 30 000. */
+  timeoutMs?: number;
+  /** Server side: checks every upgrade. Client side (with `credentials`): builds the handshake headers. */
+  authenticator?: Authenticator | null;
+  /** Client side raw credential, authenticated lazily on the first call. */
+  credentials?: string;
+  /** TLS for `wss` (server certificate, CA, mutual TLS). */
+  tls?: TlsOptions;
+  /** Ping period in milliseconds on both sides; a peer that misses one pong is terminated. 0 disables. Default 30 000. */
+  pingIntervalMs?: number;
+  /** Per-socket send buffer in bytes; producers pause while `bufferedAmount` is above it. Default 1 MiB. */
+  maxBufferedBytes?: number;
+  /** Largest accepted incoming frame in bytes (server); larger frames close the socket with 1009. Default 4 MiB. */
+  maxBodyBytes?: number;
+  /** Concurrent requests one server socket may run; more get `UNAVAILABLE` error frames. Default 1024. */
+  maxInFlightPerSocket?: number;
+  /** Client side: events buffered per stream before the socket stops reading. Default 1024. */
+  maxQueuedEvents?: number;
+  /** How long `stop()` lets in-flight calls finish before aborting them, in milliseconds. Default 5 000. */
+  shutdownGraceMs?: number;
+}
+
+export interface ResolvedOptions {
+  url: string;
+  timeoutMs: number;
+  pingIntervalMs: number;
+  maxBufferedBytes: number;
+  maxBodyBytes: number;
+  maxInFlightPerSocket: number;
+  maxQueuedEvents: number;
+  shutdownGraceMs: number;
+}
+
+export const DEFAULTS = {
+  timeoutMs: 30_000,
+  pingIntervalMs: 30_000,
+  maxBufferedBytes: 1024 * 1024,
+  maxBodyBytes: 4 * 1024 * 1024,
+  maxInFlightPerSocket: 1024,
+  maxQueuedEvents: 1024,
+  shutdownGraceMs: 5_000,
+} as const;
+
+function count(name: string, value: number | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
+    throw new ValueError(`${name} must be a finite number >= ${min}, got ${String(value)}`);
+  }
+  return value;
+}
+
+export function resolveOptions(options: WebSocketTransportOptions): ResolvedOptions {
+  if (typeof options?.url !== 'string' || options.url === '')
+    throw new ValueError('WebSocketTransport needs a url');
+  return {
+    url: options.url,
+    timeoutMs: count('timeoutMs', options.timeoutMs, DEFAULTS.timeoutMs, 1),
+    pingIntervalMs: count('pingIntervalMs', options.pingIntervalMs, DEFAULTS.pingIntervalMs, 0),
+    maxBufferedBytes: count('maxBufferedBytes', options.maxBufferedBytes, DEFAULTS.maxBufferedBytes, 1),
+    maxBodyBytes: count('maxBodyBytes', options.maxBodyBytes, DEFAULTS.maxBodyBytes, 1),
+    maxInFlightPerSocket: count(
+      'maxInFlightPerSocket',
+      options.maxInFlightPerSocket,
+      DEFAULTS.maxInFlightPerSocket,
+      1,
+    ),
+    maxQueuedEvents: count('maxQueuedEvents', options.maxQueuedEvents, DEFAULTS.maxQueuedEvents, 1),
+    shutdownGraceMs: count('shutdownGraceMs', options.shutdownGraceMs, DEFAULTS.shutdownGraceMs, 0),
+  };
+}

@@ -1,0 +1,233 @@
+import {
+  CLIENT_OPERATIONS,
+  isFinalEvent,
+  TaskNotFoundError,
+  UnavailableError,
+  type Task,
+  type TaskEvent,
+} from '@agent/core';
+import type { Socket } from 'node:net';
+import { client, closeAll, collect, rawSocket, serve, task, until } from './test-support/harness.js';
+
+afterEach(closeAll);
+
+function finals(events: TaskEvent[]): TaskEvent[] {
+  return events.filter((event) => event.type === 'task.status' && event.final);
+}
+
+describe('streaming', () => {
+  it('yields the events in order and ends after exactly one final status', async () => {
+    const { server } = await serve();
+    const sent = task('stream 5');
+    const events = await collect(client().subscribe(server.url, sent));
+    expect(events.map((event) => event.type)).toEqual([
+      'task.status',
+      ...Array<string>(5).fill('task.artifact'),
+      'task.status',
+    ]);
+    expect(
+      events
+        .slice(1, 6)
+        .map((event) => (event.type === 'task.artifact' ? event.artifact.parts[0]?.content : null)),
+    ).toEqual(['chunk 0', 'chunk 1', 'chunk 2', 'chunk 3', 'chunk 4']);
+    expect(finals(events)).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({
+      final: true,
+      state: 'completed',
+      task: { id: sent.id, state: 'completed' },
+    });
+  });
+
+  it('sendTaskStream yields partial Tasks as artifacts arrive, then the finished Task', async () => {
+    const { server } = await serve();
+    const transport = client({ url: 'ws://127.0.0.1:1' });
+    const sent = task('stream 3');
+    const viaBase = await collect(transport.sendTaskStream(sent, { baseUrl: server.url }));
+    expect(
+      viaBase.map((result) => ('state' in result ? [result.state, result.artifacts.length] : ['message'])),
+    ).toEqual([
+      ['working', 1],
+      ['working', 2],
+      ['working', 3],
+      ['completed', 0],
+    ]);
+    // The default target is the transport's own url.
+    const own = client({ url: server.url });
+    const results = await collect(own.sendTaskStream(task('stream 1')));
+    expect(results.at(-1)).toMatchObject({ state: 'completed' });
+  });
+
+  it('a cancel on the control connection ends a running stream with one canceled status, then its result frame', async () => {
+    const { server, handler } = await serve();
+    const transport = client();
+    const sleeping = task('sleep');
+    const events = collect(transport.subscribe(server.url, sleeping));
+    await handler.whenRunning(sleeping.id);
+    const canceled = await transport.send<Task>(CLIENT_OPERATIONS.cancel_task, server.url, {
+      task_id: sleeping.id,
+      reason: 'user asked',
+    });
+    expect(canceled).toMatchObject({
+      id: sleeping.id,
+      state: 'canceled',
+      metadata: { cancel_reason: 'user asked' },
+    });
+    const received = await events;
+    const statuses = received.filter((event) => event.type === 'task.status' && event.state === 'canceled');
+    expect(statuses).toHaveLength(1);
+    expect(finals(received)).toHaveLength(1);
+    expect(received.at(-1)).toMatchObject({
+      type: 'task.status',
+      state: 'canceled',
+      final: true,
+      task: { metadata: { cancel_reason: 'user asked' } },
+    });
+    expect(received.some((event) => event.type === 'task.error')).toBe(false);
+    // Canceling again: the task is gone from the registry.
+    await expect(
+      transport.send(CLIENT_OPERATIONS.cancel_task, server.url, { task_id: sleeping.id }),
+    ).rejects.toThrow(TaskNotFoundError);
+  });
+
+  it('on the wire, the canceled final event is followed by exactly one result frame and nothing else', async () => {
+    const { server, handler } = await serve();
+    const data = await rawSocket(`${server.url}/ws`);
+    const control = await rawSocket(`${server.url}/ws/control`);
+    const sleeping = task('sleep');
+    data.send({ op: 'task.send', id: 'run', task: sleeping, stream: true });
+    await handler.whenRunning(sleeping.id);
+    control.send({ op: 'task.cancel', id: 'c1', task_id: sleeping.id, reason: 'stop' });
+    expect(await control.next((f) => f.id === 'c1')).toMatchObject({
+      op: 'result',
+      task: { state: 'canceled' },
+    });
+    await data.next((f) => f.op === 'result' && f.id === 'run');
+    // A later frame proves nothing more was queued for "run".
+    data.send({ op: 'agent.card', id: 'after' });
+    await data.next((f) => f.id === 'after');
+    const mine = data.frames.filter((f) => f.id === 'run');
+    const canceledStatuses = mine.filter(
+      (f) =>
+        (f.event as TaskEvent | undefined)?.type === 'task.status' &&
+        (f.event as { state: string }).state === 'canceled',
+    );
+    expect(canceledStatuses).toHaveLength(1);
+    expect(mine.at(-2)).toMatchObject({
+      op: 'event',
+      event: { type: 'task.status', state: 'canceled', final: true },
+    });
+    expect(mine.at(-1)).toMatchObject({
+      op: 'result',
+      task: { state: 'canceled', metadata: { cancel_reason: 'stop' } },
+    });
+  });
+
+  it('runs 100 concurrent streams on one socket, each ending with exactly one final status', async () => {
+    const { server, handler } = await serve();
+    const transport = client();
+    const tasks = Array.from({ length: 100 }, (_, i) => task(`stream ${(i % 5) + 1}`));
+    const all = await Promise.all(tasks.map((t) => collect(transport.subscribe(server.url, t))));
+    all.forEach((events, i) => {
+      const n = (i % 5) + 1;
+      expect(events.every((event) => event.task_id === tasks[i]!.id)).toBe(true);
+      expect(events).toHaveLength(n + 2);
+      expect(finals(events)).toHaveLength(1);
+      expect(isFinalEvent(events.at(-1)!)).toBe(true);
+      expect(events.at(-1)).toMatchObject({ state: 'completed' });
+    });
+    expect(new Set(handler.contexts.map((ctx) => ctx.headers['sec-websocket-key'])).size).toBe(1);
+  });
+
+  it('applies back-pressure: a peer that stops reading pauses the producer, and cancels still get through', async () => {
+    const total = 1000;
+    const { server, handler } = await serve({ maxBufferedBytes: 256 * 1024 });
+    const data = await rawSocket(`${server.url}/ws`);
+    // Stop reading at the TCP level: the server's socket buffer fills up and stays full.
+    const tcp = (data.socket as unknown as { _socket: Socket })._socket;
+    tcp.pause();
+    data.send({ op: 'task.send', id: 'flood', task: task(`flood ${total} 65536`), stream: true });
+    await until(() => handler.produced > 0);
+    // Wait until the producer stops advancing (it is parked on the full buffer).
+    let last = -1;
+    while (handler.produced !== last) {
+      last = handler.produced;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(handler.produced).toBeLessThan(total);
+    // The control connection is independent of the stalled data socket.
+    const transport = client();
+    await expect(
+      transport.send(CLIENT_OPERATIONS.cancel_task, server.url, { task_id: 'other' }),
+    ).rejects.toThrow(TaskNotFoundError);
+    tcp.resume();
+    const result = await data.next((f) => f.op === 'result' && f.id === 'flood');
+    expect(result).toMatchObject({ task: { state: 'completed' } });
+    expect(handler.produced).toBe(total);
+    expect(
+      data.frames.filter(
+        (f) => f.id === 'flood' && (f.event as TaskEvent | undefined)?.type === 'task.artifact',
+      ),
+    ).toHaveLength(total);
+  });
+
+  it('bounds client-side buffering: a consumer that stops pulling stalls the server producer', async () => {
+    const total = 1000;
+    const { server, handler } = await serve({ maxBufferedBytes: 256 * 1024 });
+    const stream = client({ maxQueuedEvents: 4 }).subscribe(server.url, task(`flood ${total} 65536`));
+    const iterator = stream[Symbol.asyncIterator]();
+    await iterator.next();
+    let last = -1;
+    while (handler.produced !== last) {
+      last = handler.produced;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(handler.produced).toBeLessThan(total);
+    let artifacts = 0;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      if (next.value.type === 'task.artifact') artifacts += 1;
+    }
+    expect(artifacts).toBe(total);
+  });
+
+  it('stop() with open streams ends each call with UNAVAILABLE, aborts their signals and releases every socket', async () => {
+    const { server, handler } = await serve({ shutdownGraceMs: 0 });
+    const transport = client();
+    const hung = [task('hang'), task('hang'), task('hang')];
+    const streams = hung.map((t) => collect(transport.subscribe(server.url, t)).catch((e: unknown) => e));
+    const unary = transport
+      .send(CLIENT_OPERATIONS.send_task, server.url, task('hang'))
+      .catch((e: unknown) => e);
+    await Promise.all(hung.map((t) => handler.whenRunning(t.id)));
+    await until(() => handler.contexts.length === 4);
+    await server.stop();
+    for (const outcome of [...(await Promise.all(streams)), await unary])
+      expect(outcome).toBeInstanceOf(UnavailableError);
+    expect(handler.abortedCalls).toBe(4);
+    await server.stop();
+    await expect(transport.send(CLIENT_OPERATIONS.get_card, server.url)).rejects.toThrow(UnavailableError);
+  });
+
+  it('stop() drains: /readyz says stopping, new tasks are refused, cancels still work, then it resolves', async () => {
+    const { server, handler } = await serve({ shutdownGraceMs: 20_000 });
+    const transport = client();
+    const sleeping = task('sleep');
+    const events = collect(transport.subscribe(server.url, sleeping));
+    // Keeps a failing assertion below from turning into an unhandled rejection at teardown.
+    events.catch(() => undefined);
+    await handler.whenRunning(sleeping.id);
+    const stopped = server.stop();
+    const ready = await fetch(`${server.url.replace('ws://', 'http://')}/readyz`);
+    expect([ready.status, await ready.json()]).toEqual([503, { status: 'stopping' }]);
+    await expect(transport.send(CLIENT_OPERATIONS.send_task, server.url, task('echo late'))).rejects.toThrow(
+      UnavailableError,
+    );
+    await expect(client().send(CLIENT_OPERATIONS.get_card, server.url)).rejects.toThrow(UnavailableError);
+    await transport.send(CLIENT_OPERATIONS.cancel_task, server.url, {
+      task_id: sleeping.id,
+      reason: 'shutdown',
+    });
+    const received = await events;
+    expect(received.at(-1)).toMatchObject({ state: 'canceled', final: true });
+    await stopped;
+  });
+});
