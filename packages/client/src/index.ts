@@ -1,2 +1,15 @@
 // Public API of @agent/client: anything exported here is public.
-export {};
+export {
+  AgentClient,
+  type AgentClientOptions,
+  type CallOptions,
+  type SendMessageOptions,
+} from './agent-client.js';
+export {
+  SyncAgentClient,
+  DEFAULT_SYNC_TIMEOUT_MS,
+  type SyncCallOptions,
+  type SyncSendMessageOptions,
+} from './sync-client.js';
+export { agentReply } from './reply.js';
+export { reviveComponent, resolveDescriptorModules } from './component-descriptor.js';
