@@ -1,2 +1,19 @@
 // Public API of @agent/transport-sse: anything exported here is public.
-export {};
+export { SSETransport } from './sse-transport.js';
+export { DEFAULTS as SSE_DEFAULTS, type SSETransportOptions } from './options.js';
+export {
+  JSON_RPC_VERSION,
+  UNARY_METHODS,
+  STREAM_METHOD,
+  OPERATION_METHODS,
+  fromJsonRpcError,
+  toJsonRpcError,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcErrorObject,
+  type JsonRpcErrorData,
+  type JsonRpcSuccess,
+  type JsonRpcFailure,
+  type JsonRpcResponse,
+} from './json-rpc.js';
+export { ERROR_EVENT, HEARTBEAT_FRAME } from './sse-frames.js';
