@@ -1,0 +1,131 @@
+/**
+ * The client side of GRPCTransport: one channel per target, unary Invoke calls with deadlines,
+ * server-streamed TaskEvents, and errors rebuilt into the typed AgentErrors the server raised.
+ */
+import {
+  AgentError,
+  isFinalEvent,
+  parseTransportUrl,
+  UnavailableError,
+  ValueError,
+  type TaskEvent,
+  type TlsOptions,
+} from '@agent/core';
+import type { CallOptions, ClientReadableStream, Metadata } from '@grpc/grpc-js';
+import { decodeTaskEvent } from './codec.js';
+import * as pb from './gen/agent/v1/agent.js';
+import { fromServiceError } from './grpc-errors.js';
+import { channelCredentials } from './tls.js';
+
+export interface GrpcClientPoolOptions {
+  tls?: TlsOptions;
+  maxMessageBytes: number;
+}
+
+export interface CallSettings {
+  metadata: Metadata;
+  /** Milliseconds until the deadline; undefined or 0 for none. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+function callOptions(timeoutMs: number | undefined): Partial<CallOptions> {
+  return timeoutMs !== undefined && timeoutMs > 0 && Number.isFinite(timeoutMs)
+    ? { deadline: Date.now() + timeoutMs }
+    : {};
+}
+
+/** Why a call whose signal fired ended: the signal's own reason, as an AgentError. */
+function abortError(signal: AbortSignal): AgentError {
+  return AgentError.from(signal.reason);
+}
+
+export class GrpcClientPool {
+  private readonly clients = new Map<string, pb.AgentServiceClient>();
+
+  constructor(private readonly options: GrpcClientPoolOptions) {}
+
+  /** The cached client for a `grpc://` or `grpcs://` URL. */
+  client(url: string): pb.AgentServiceClient {
+    const address = parseTransportUrl(url);
+    if (address.scheme !== 'grpc' && address.scheme !== 'grpcs') {
+      throw new ValueError(`GRPCTransport needs a grpc:// or grpcs:// URL, got ${url}`);
+    }
+    if (address.port === 0) throw new ValueError(`Cannot call port 0: ${url}`);
+    const target = `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
+    const key = `${address.scheme}://${target}`;
+    let client = this.clients.get(key);
+    if (!client) {
+      const tls = this.options.tls;
+      client = new pb.AgentServiceClient(target, channelCredentials(address.secure, tls), {
+        'grpc.max_receive_message_length': this.options.maxMessageBytes,
+        'grpc.max_send_message_length': this.options.maxMessageBytes,
+        ...(tls?.servername
+          ? { 'grpc.ssl_target_name_override': tls.servername, 'grpc.default_authority': tls.servername }
+          : {}),
+      });
+      this.clients.set(key, client);
+    }
+    return client;
+  }
+
+  invoke(url: string, request: pb.InvokeRequest, settings: CallSettings): Promise<pb.InvokeResponse> {
+    const { signal } = settings;
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    const client = this.client(url);
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => call.cancel();
+      const call = client.invoke(
+        request,
+        settings.metadata,
+        callOptions(settings.timeoutMs),
+        (error, response) => {
+          signal?.removeEventListener('abort', onAbort);
+          if (signal?.aborted) reject(abortError(signal));
+          else if (error) reject(fromServiceError(error));
+          else resolve(response);
+        },
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * Yields the decoded events of one Stream call. Aborting the signal, or leaving the loop early,
+   * cancels the RPC (not the task). A stream that ends without its final status is an UnavailableError.
+   */
+  async *stream(url: string, request: pb.InvokeRequest, settings: CallSettings): AsyncGenerator<TaskEvent> {
+    const { signal } = settings;
+    if (signal?.aborted) throw abortError(signal);
+    const call: ClientReadableStream<pb.TaskEvent> = this.client(url).stream(
+      request,
+      settings.metadata,
+      callOptions(settings.timeoutMs),
+    );
+    // Errors after a local cancel have nobody left to read them.
+    call.on('error', () => undefined);
+    const onAbort = (): void => call.cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let sawFinal = false;
+    try {
+      for await (const message of call as AsyncIterable<pb.TaskEvent>) {
+        const event = decodeTaskEvent(message);
+        if (isFinalEvent(event)) sawFinal = true;
+        yield event;
+      }
+    } catch (error) {
+      if (signal?.aborted) throw abortError(signal);
+      throw fromServiceError(error);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      call.cancel();
+    }
+    if (signal?.aborted) throw abortError(signal);
+    if (!sawFinal) throw new UnavailableError('The stream ended before its final task.status');
+  }
+
+  close(): void {
+    for (const client of this.clients.values()) client.close();
+    this.clients.clear();
+  }
+}

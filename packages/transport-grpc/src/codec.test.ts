@@ -1,0 +1,293 @@
+import {
+  createArtifact,
+  createMessage,
+  createTask,
+  dataPart,
+  textPart,
+  TASK_STATES,
+  RUNTIME_EVENT_TYPES,
+  ValidationError,
+  ValueError,
+  InvalidRequestError,
+  type AgentCard,
+  type Task,
+  type TaskEvent,
+} from '@agent/core';
+import {
+  decodeAgentCard,
+  decodeArtifact,
+  decodeInvokeRequest,
+  decodeInvokeResponse,
+  decodeMessage,
+  decodePart,
+  decodeTask,
+  decodeTaskEvent,
+  encodeAgentCard,
+  encodeArtifact,
+  encodeInvokeRequest,
+  encodeInvokeResponse,
+  encodeMessage,
+  encodePart,
+  encodeTask,
+  encodeTaskEvent,
+} from './codec.js';
+import * as pb from './gen/agent/v1/agent.js';
+
+/** Encodes to proto bytes and back, so every test crosses the real wire format. */
+function viaWire<T>(
+  fns: { encode(message: T): { finish(): Uint8Array }; decode(input: Uint8Array): T },
+  message: T,
+): T {
+  return fns.decode(fns.encode(message).finish());
+}
+
+function richTask(state: Task['state'] = 'working'): Task {
+  const task = createTask({
+    id: 'task-1',
+    metadata: {
+      run_context: { run_id: 'r1', agent_chain: ['a', 'b'], budget: { max_steps: 3 } },
+      session_id: 's',
+      n: 1.5,
+      flag: false,
+      none: null,
+    },
+  });
+  task.state = state;
+  task.messages.push(
+    createMessage(
+      [
+        textPart('hello'),
+        dataPart({ nested: [1, 'two', { three: true }], empty: {} }),
+        { type: 'image' },
+        dataPart(null),
+      ],
+      {
+        role: 'user',
+      },
+    ),
+    createMessage('reply', { role: 'agent' }),
+    createMessage('rules', { role: 'system' }),
+  );
+  task.artifacts.push(
+    createArtifact([textPart('out')], {
+      metadata: { k: 'v' },
+      kind: 'preview',
+      name: 'diff',
+      uri: 'file:///tmp/x',
+      media_type: 'text/plain',
+      action_id: 'act-1',
+    }),
+    createArtifact('plain'),
+  );
+  return task;
+}
+
+describe('codec: wire types', () => {
+  it('round-trips a Part for every kind of JSON content, and a part without content', () => {
+    for (const part of [
+      textPart('x'),
+      dataPart({ a: [1, null, 'b'] }),
+      dataPart(null),
+      dataPart(0),
+      dataPart(false),
+      dataPart([]),
+      { type: 'blob' },
+    ]) {
+      expect(decodePart(viaWire(pb.Part, encodePart(part)))).toEqual(part);
+    }
+  });
+
+  it('round-trips Messages with every role', () => {
+    for (const role of ['user', 'agent', 'system'] as const) {
+      const message = createMessage([textPart('hi'), dataPart({ x: 1 })], { role });
+      expect(decodeMessage(viaWire(pb.Message, encodeMessage(message)))).toEqual(message);
+    }
+  });
+
+  it('round-trips Artifacts with and without the runtime descriptor fields', () => {
+    const task = richTask();
+    for (const artifact of task.artifacts) {
+      expect(decodeArtifact(viaWire(pb.Artifact, encodeArtifact(artifact)))).toEqual(artifact);
+    }
+  });
+
+  it('round-trips a Task in every state', () => {
+    for (const state of TASK_STATES) {
+      const task = richTask(state);
+      expect(decodeTask(viaWire(pb.Task, encodeTask(task)))).toEqual(task);
+    }
+  });
+
+  it('round-trips AgentCards with and without securitySchemes, keeping other fields', () => {
+    const plain: AgentCard = { name: 'a', description: 'd', url: 'grpc://127.0.0.1:1' };
+    const full: AgentCard = {
+      ...plain,
+      version: '1.2.3',
+      capabilities: { streaming: true, transports: ['grpc'] },
+      skills: [],
+      metadata: { owner: 'me' },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', scheme: null, description: 'keys', metadata: {} },
+        http: { type: 'http', scheme: 'bearer', description: 'jwt', metadata: { algorithms: ['HS256'] } },
+      },
+    };
+    const decodedPlain = decodeAgentCard(viaWire(pb.AgentCard, encodeAgentCard(plain)));
+    expect(decodedPlain).toEqual(plain);
+    expect('securitySchemes' in decodedPlain).toBe(false);
+    expect(decodeAgentCard(viaWire(pb.AgentCard, encodeAgentCard(full)))).toEqual(full);
+  });
+
+  it('normalizes values the way JSON would: Dates, undefined, non-finite numbers', () => {
+    const task = createTask({
+      id: 't',
+      metadata: {
+        when: new Date('2026-01-02T03:04:05.000Z'),
+        gone: undefined,
+        nan: Number.NaN,
+        list: [undefined, 1],
+      },
+    });
+    expect(decodeTask(viaWire(pb.Task, encodeTask(task))).metadata).toEqual({
+      when: '2026-01-02T03:04:05.000Z',
+      nan: null,
+      list: [null, 1],
+    });
+  });
+
+  it('rejects values JSON cannot carry with a ValueError', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => encodeTask(createTask({ metadata: { big: 10n } }))).toThrow(ValueError);
+    expect(() => encodeTask(createTask({ metadata: cyclic }))).toThrow(/cycle/);
+  });
+
+  it('rejects unknown enum values with a ValidationError that points at the field', () => {
+    const encoded = encodeTask(richTask());
+    expect(() => decodeTask({ ...encoded, state: pb.TaskState.TASK_STATE_UNSPECIFIED })).toThrow(
+      ValidationError,
+    );
+    const badRole = { ...encoded, messages: [{ ...encoded.messages[0]!, role: 42 as pb.Role }] };
+    try {
+      decodeTask(badRole);
+      throw new Error('expected a ValidationError');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).data).toEqual({
+        errors: [{ pointer: '/messages/0/role', message: 'has unknown enum value 42' }],
+      });
+    }
+  });
+});
+
+describe('codec: TaskEvents', () => {
+  const task = richTask('completed');
+  const timestamp = '2026-11-21T10:00:00.000Z';
+  const events: TaskEvent[] = [
+    { type: 'task.status', task_id: 'task-1', state: 'working', final: false, timestamp },
+    {
+      type: 'task.status',
+      task_id: 'task-1',
+      state: 'working',
+      final: false,
+      timestamp,
+      message: createMessage('thinking', { role: 'agent' }),
+    },
+    { type: 'task.status', task_id: 'task-1', state: 'completed', final: true, timestamp, task },
+    {
+      type: 'task.artifact',
+      task_id: 'task-1',
+      artifact: task.artifacts[0]!,
+      append: true,
+      last_chunk: false,
+      timestamp,
+    },
+    {
+      type: 'task.artifact',
+      task_id: 'task-1',
+      artifact: task.artifacts[1]!,
+      append: false,
+      last_chunk: true,
+      timestamp,
+    },
+    { type: 'llm.stream', task_id: 'task-1', delta: 'tok', timestamp },
+    // Fields the runtime adds to any event travel too.
+    {
+      type: 'llm.stream',
+      task_id: 'task-1',
+      delta: '',
+      timestamp,
+      run_id: 'r1',
+      agent_name: 'demo',
+    } as TaskEvent,
+    ...RUNTIME_EVENT_TYPES.map((type, index) => ({
+      type,
+      task_id: 'task-1',
+      timestamp,
+      step: index,
+      payload: { nested: [true, null] },
+      run_id: 'r1',
+    })),
+  ];
+
+  it.each(events.map((event) => [event.type, event] as const))('round-trips %s', (_type, event) => {
+    expect(decodeTaskEvent(viaWire(pb.TaskEvent, encodeTaskEvent(event)))).toEqual(event);
+  });
+
+  it('rejects an event whose oneof does not match its type', () => {
+    const encoded = encodeTaskEvent(events[5]!);
+    expect(() => decodeTaskEvent({ ...encoded, type: 'task.status' })).toThrow(ValidationError);
+    expect(() => decodeTaskEvent({ ...encoded, event: undefined })).toThrow(ValidationError);
+  });
+});
+
+describe('codec: Invoke', () => {
+  const task = richTask('submitted');
+
+  it('round-trips every operation', () => {
+    const cases = [
+      [encodeInvokeRequest('send_task', task), { operation: 'send_task', data: task }],
+      [
+        encodeInvokeRequest('cancel_task', { task_id: 't1', reason: 'user' }),
+        { operation: 'cancel_task', data: { task_id: 't1', reason: 'user' } },
+      ],
+      [
+        encodeInvokeRequest('cancel_task', { id: 't2' }),
+        { operation: 'cancel_task', data: { task_id: 't2' } },
+      ],
+      [encodeInvokeRequest('get_card', undefined), { operation: 'get_card', data: {} }],
+    ] as const;
+    for (const [request, expected] of cases) {
+      expect(decodeInvokeRequest(viaWire(pb.InvokeRequest, request))).toEqual(expected);
+    }
+  });
+
+  it('keeps an empty cancel reason distinct from none', () => {
+    expect(
+      decodeInvokeRequest(
+        viaWire(pb.InvokeRequest, encodeInvokeRequest('cancel_task', { task_id: 't', reason: '' })),
+      ),
+    ).toEqual({
+      operation: 'cancel_task',
+      data: { task_id: 't', reason: '' },
+    });
+  });
+
+  it('round-trips both response kinds', () => {
+    const card: AgentCard = { name: 'n', description: 'd', url: 'u' };
+    expect(decodeInvokeResponse(viaWire(pb.InvokeResponse, encodeInvokeResponse('send_task', task)))).toEqual(
+      task,
+    );
+    expect(decodeInvokeResponse(viaWire(pb.InvokeResponse, encodeInvokeResponse('get_card', card)))).toEqual(
+      card,
+    );
+  });
+
+  it('rejects requests without an operation or task, and responses without a result', () => {
+    expect(() => decodeInvokeRequest({})).toThrow(InvalidRequestError);
+    expect(() => decodeInvokeRequest({ operation: { $case: 'sendTask', value: {} } })).toThrow(
+      ValidationError,
+    );
+    expect(() => decodeInvokeResponse({})).toThrow(ValidationError);
+    expect(() => encodeInvokeRequest('cancel_task', {})).toThrow(ValidationError);
+  });
+});

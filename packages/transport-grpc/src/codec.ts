@@ -1,0 +1,366 @@
+/**
+ * The only converter between the snake_case JSON wire types of `@agent/core` and the proto messages
+ * of `agent.v1` (DESIGN.md §3). Encoders take values that already passed validation; decoders check
+ * what the proto cannot (enum values, oneof cases) and throw ValidationError with a JSON pointer.
+ */
+import {
+  InvalidRequestError,
+  parseCancelRequest,
+  ValidationError,
+  type AgentCard,
+  type Artifact,
+  type JsonObject,
+  type Message,
+  type MessageRole,
+  type Part,
+  type SecuritySchemeDict,
+  type Task,
+  type TaskEvent,
+  type TaskState,
+} from '@agent/core';
+import * as pb from './gen/agent/v1/agent.js';
+import { toJsonObject, toJsonValue } from './json-value.js';
+
+const STATE_TO_PROTO: Record<TaskState, pb.TaskState> = {
+  submitted: pb.TaskState.TASK_STATE_SUBMITTED,
+  working: pb.TaskState.TASK_STATE_WORKING,
+  completed: pb.TaskState.TASK_STATE_COMPLETED,
+  canceled: pb.TaskState.TASK_STATE_CANCELED,
+  failed: pb.TaskState.TASK_STATE_FAILED,
+  'input-required': pb.TaskState.TASK_STATE_INPUT_REQUIRED,
+  rejected: pb.TaskState.TASK_STATE_REJECTED,
+  'auth-required': pb.TaskState.TASK_STATE_AUTH_REQUIRED,
+};
+const STATE_FROM_PROTO = invert(STATE_TO_PROTO);
+
+const ROLE_TO_PROTO: Record<MessageRole, pb.Role> = {
+  user: pb.Role.ROLE_USER,
+  agent: pb.Role.ROLE_AGENT,
+  system: pb.Role.ROLE_SYSTEM,
+};
+const ROLE_FROM_PROTO = invert(ROLE_TO_PROTO);
+
+function invert<K extends string>(table: Record<K, number>): Map<number, K> {
+  return new Map((Object.entries(table) as [K, number][]).map(([key, value]) => [value, key]));
+}
+
+function invalid(pointer: string, message: string): ValidationError {
+  return new ValidationError(`Invalid message: ${pointer} ${message}`, {
+    data: { errors: [{ pointer, message }] },
+  });
+}
+
+function decodeEnum<T>(table: Map<number, T>, value: number, pointer: string): T {
+  const decoded = table.get(value);
+  if (decoded === undefined) throw invalid(pointer, `has unknown enum value ${value}`);
+  return decoded;
+}
+
+function encodeEnum<K extends string>(table: Record<K, number>, value: K, pointer: string): number {
+  const encoded = Object.prototype.hasOwnProperty.call(table, value) ? table[value] : undefined;
+  if (encoded === undefined) throw invalid(pointer, `must be one of ${Object.keys(table).join(', ')}`);
+  return encoded;
+}
+
+/** Keys of `source` that are not in `known`, JSON-normalized; undefined when there are none. */
+function extraFields(source: object, known: readonly string[]): JsonObject | undefined {
+  const rest: JsonObject = {};
+  let any = false;
+  for (const [key, value] of Object.entries(source)) {
+    if (known.includes(key) || value === undefined) continue;
+    rest[key] = value;
+    any = true;
+  }
+  return any ? toJsonObject(rest) : undefined;
+}
+
+// ---- Part, Message, Artifact, Task ----
+
+export function encodePart(part: Part): pb.Part {
+  const content = toJsonValue(part.content);
+  return content === undefined ? { type: part.type } : { type: part.type, content };
+}
+
+export function decodePart(part: pb.Part): Part {
+  return part.content === undefined
+    ? { type: part.type }
+    : { type: part.type, content: part.content as unknown };
+}
+
+export function encodeMessage(message: Message): pb.Message {
+  return {
+    id: message.id,
+    role: encodeEnum(ROLE_TO_PROTO, message.role, '/role'),
+    parts: message.parts.map(encodePart),
+    timestamp: message.timestamp,
+  };
+}
+
+export function decodeMessage(message: pb.Message, pointer = ''): Message {
+  return {
+    id: message.id,
+    role: decodeEnum(ROLE_FROM_PROTO, message.role, `${pointer}/role`),
+    parts: message.parts.map(decodePart),
+    timestamp: message.timestamp,
+  };
+}
+
+const ARTIFACT_OPTIONALS = ['kind', 'name', 'uri', 'media_type', 'action_id'] as const;
+const ARTIFACT_PROTO_NAMES = {
+  kind: 'kind',
+  name: 'name',
+  uri: 'uri',
+  media_type: 'mediaType',
+  action_id: 'actionId',
+} as const;
+
+export function encodeArtifact(artifact: Artifact): pb.Artifact {
+  const encoded: pb.Artifact = {
+    id: artifact.id,
+    parts: artifact.parts.map(encodePart),
+    metadata: toJsonObject(artifact.metadata, '/metadata'),
+    createdAt: artifact.created_at,
+  };
+  for (const key of ARTIFACT_OPTIONALS) {
+    const value = artifact[key];
+    if (typeof value === 'string') encoded[ARTIFACT_PROTO_NAMES[key]] = value;
+  }
+  return encoded;
+}
+
+export function decodeArtifact(artifact: pb.Artifact): Artifact {
+  const decoded: Artifact = {
+    id: artifact.id,
+    parts: artifact.parts.map(decodePart),
+    metadata: (artifact.metadata ?? {}) as JsonObject,
+    created_at: artifact.createdAt,
+  };
+  for (const key of ARTIFACT_OPTIONALS) {
+    const value = artifact[ARTIFACT_PROTO_NAMES[key]];
+    if (value !== undefined) decoded[key] = value;
+  }
+  return decoded;
+}
+
+export function encodeTask(task: Task): pb.Task {
+  return {
+    id: task.id,
+    state: encodeEnum(STATE_TO_PROTO, task.state, '/state'),
+    messages: task.messages.map(encodeMessage),
+    artifacts: task.artifacts.map(encodeArtifact),
+    metadata: toJsonObject(task.metadata, '/metadata'),
+    createdAt: task.created_at,
+  };
+}
+
+export function decodeTask(task: pb.Task, pointer = ''): Task {
+  return {
+    id: task.id,
+    state: decodeEnum(STATE_FROM_PROTO, task.state, `${pointer}/state`),
+    messages: task.messages.map((message, index) => decodeMessage(message, `${pointer}/messages/${index}`)),
+    artifacts: task.artifacts.map(decodeArtifact),
+    metadata: (task.metadata ?? {}) as JsonObject,
+    created_at: task.createdAt,
+  };
+}
+
+// ---- AgentCard ----
+
+const CARD_TYPED = ['name', 'description', 'url', 'securitySchemes'] as const;
+
+export function encodeAgentCard(card: AgentCard): pb.AgentCard {
+  const encoded: pb.AgentCard = { name: card.name, description: card.description, url: card.url };
+  if (card.securitySchemes !== undefined) {
+    const entries: Record<string, pb.SecurityScheme> = {};
+    for (const [key, scheme] of Object.entries(card.securitySchemes)) {
+      entries[key] = {
+        type: scheme.type,
+        ...(scheme.scheme === null || scheme.scheme === undefined ? {} : { scheme: scheme.scheme }),
+        description: scheme.description ?? '',
+        metadata: toJsonObject(scheme.metadata, `/securitySchemes/${key}/metadata`),
+      };
+    }
+    encoded.securitySchemes = { entries };
+  }
+  const extra = extraFields(card, CARD_TYPED);
+  if (extra) encoded.extra = extra;
+  return encoded;
+}
+
+export function decodeAgentCard(card: pb.AgentCard): AgentCard {
+  const decoded: AgentCard = {
+    ...(card.extra ?? {}),
+    name: card.name,
+    description: card.description,
+    url: card.url,
+  };
+  if (card.securitySchemes) {
+    const schemes: Record<string, SecuritySchemeDict> = {};
+    for (const [key, scheme] of Object.entries(card.securitySchemes.entries)) {
+      schemes[key] = {
+        type: scheme.type,
+        scheme: scheme.scheme ?? null,
+        description: scheme.description,
+        metadata: (scheme.metadata ?? {}) as JsonObject,
+      };
+    }
+    decoded.securitySchemes = schemes;
+  }
+  return decoded;
+}
+
+// ---- TaskEvent ----
+
+const EVENT_COMMON = ['type', 'task_id', 'timestamp'] as const;
+const STATUS_TYPED = [...EVENT_COMMON, 'state', 'final', 'message', 'task'];
+const ARTIFACT_TYPED = [...EVENT_COMMON, 'artifact', 'append', 'last_chunk'];
+const LLM_TYPED = [...EVENT_COMMON, 'delta'];
+
+export function encodeTaskEvent(event: TaskEvent): pb.TaskEvent {
+  const encoded: pb.TaskEvent = { type: event.type, taskId: event.task_id, timestamp: event.timestamp };
+  let extra: JsonObject | undefined;
+  switch (event.type) {
+    case 'task.status': {
+      const status: pb.TaskStatusUpdate = {
+        state: encodeEnum(STATE_TO_PROTO, event.state, '/state'),
+        final: event.final === true,
+      };
+      if (event.message) status.message = encodeMessage(event.message);
+      if (event.task) status.task = encodeTask(event.task);
+      encoded.event = { $case: 'status', value: status };
+      extra = extraFields(event, STATUS_TYPED);
+      break;
+    }
+    case 'task.artifact':
+      encoded.event = {
+        $case: 'artifact',
+        value: {
+          artifact: encodeArtifact(event.artifact),
+          append: event.append === true,
+          lastChunk: event.last_chunk === true,
+        },
+      };
+      extra = extraFields(event, ARTIFACT_TYPED);
+      break;
+    case 'llm.stream':
+      encoded.event = { $case: 'llmStream', value: { delta: event.delta } };
+      extra = extraFields(event, LLM_TYPED);
+      break;
+    default:
+      encoded.event = { $case: 'runtime', value: extraFields(event, EVENT_COMMON) ?? {} };
+  }
+  if (extra) encoded.extra = extra;
+  return encoded;
+}
+
+const CASE_FOR_TYPE: Record<string, string> = {
+  'task.status': 'status',
+  'task.artifact': 'artifact',
+  'llm.stream': 'llmStream',
+};
+
+export function decodeTaskEvent(event: pb.TaskEvent): TaskEvent {
+  const body = event.event;
+  const expected = CASE_FOR_TYPE[event.type] ?? 'runtime';
+  if (body === undefined || body.$case !== expected) {
+    throw invalid('/event', `must be "${expected}" for an event of type "${event.type}"`);
+  }
+  const common = { task_id: event.taskId, timestamp: event.timestamp };
+  const extra = (event.extra ?? {}) as JsonObject;
+  switch (body.$case) {
+    case 'status': {
+      const status = body.value;
+      return {
+        ...extra,
+        type: 'task.status',
+        ...common,
+        state: decodeEnum(STATE_FROM_PROTO, status.state, '/state'),
+        final: status.final,
+        ...(status.message ? { message: decodeMessage(status.message, '/message') } : {}),
+        ...(status.task ? { task: decodeTask(status.task, '/task') } : {}),
+      };
+    }
+    case 'artifact': {
+      const update = body.value;
+      if (!update.artifact) throw invalid('/artifact', 'is required');
+      return {
+        ...extra,
+        type: 'task.artifact',
+        ...common,
+        artifact: decodeArtifact(update.artifact),
+        append: update.append,
+        last_chunk: update.lastChunk,
+      };
+    }
+    case 'llmStream':
+      return { ...extra, type: 'llm.stream', ...common, delta: body.value.delta };
+    case 'runtime':
+      return { ...((body.value ?? {}) as JsonObject), type: event.type, ...common } as TaskEvent;
+  }
+}
+
+// ---- Invoke requests and responses ----
+
+/** A unary operation in the names of core's CLIENT_OPERATIONS. */
+export type InvokeOperation = 'send_task' | 'cancel_task' | 'get_card';
+
+export type DecodedInvokeRequest =
+  | { operation: 'send_task'; data: Task }
+  | { operation: 'cancel_task'; data: { task_id: string; reason?: string } }
+  | { operation: 'get_card'; data: Record<string, never> };
+
+/** `data` is the operation's JSON payload: a Task (or `{task}`), a cancel body, nothing for the card. */
+export function encodeInvokeRequest(operation: InvokeOperation, data: unknown): pb.InvokeRequest {
+  switch (operation) {
+    case 'send_task':
+      return { operation: { $case: 'sendTask', value: { task: encodeTask(data as Task) } } };
+    case 'cancel_task': {
+      const { taskId, reason } = parseCancelRequest(data);
+      return {
+        operation: { $case: 'cancelTask', value: reason === undefined ? { taskId } : { taskId, reason } },
+      };
+    }
+    case 'get_card':
+      return { operation: { $case: 'getAgentCard', value: {} } };
+  }
+}
+
+export function decodeInvokeRequest(request: pb.InvokeRequest): DecodedInvokeRequest {
+  const operation = request.operation;
+  switch (operation?.$case) {
+    case 'sendTask':
+      if (!operation.value.task) throw invalid('/send_task/task', 'is required');
+      return { operation: 'send_task', data: decodeTask(operation.value.task, '/send_task/task') };
+    case 'cancelTask': {
+      const { taskId, reason } = operation.value;
+      return {
+        operation: 'cancel_task',
+        data: reason === undefined ? { task_id: taskId } : { task_id: taskId, reason },
+      };
+    }
+    case 'getAgentCard':
+      return { operation: 'get_card', data: {} };
+    default:
+      throw new InvalidRequestError('InvokeRequest names no operation');
+  }
+}
+
+export function encodeInvokeResponse(
+  operation: InvokeOperation,
+  result: Task | AgentCard,
+): pb.InvokeResponse {
+  return operation === 'get_card'
+    ? { result: { $case: 'agentCard', value: encodeAgentCard(result as AgentCard) } }
+    : { result: { $case: 'task', value: encodeTask(result as Task) } };
+}
+
+export function decodeInvokeResponse(response: pb.InvokeResponse): Task | AgentCard {
+  switch (response.result?.$case) {
+    case 'task':
+      return decodeTask(response.result.value);
+    case 'agentCard':
+      return decodeAgentCard(response.result.value);
+    default:
+      throw invalid('/result', 'is required');
+  }
+}

@@ -1,0 +1,214 @@
+import {
+  CLIENT_OPERATIONS,
+  DeadlineExceededError,
+  InvalidRequestError,
+  isFinalEvent,
+  TaskCanceledError,
+  UnavailableError,
+  ValueError,
+  type TaskEvent,
+} from '@agent/core';
+import { credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import * as pb from './gen/agent/v1/agent.js';
+import { ERROR_CODE_METADATA } from './grpc-errors.js';
+import { Harness, task } from './test-support/harness.js';
+
+const harness = new Harness();
+afterEach(() => harness.closeAll());
+
+async function collect(events: AsyncIterable<TaskEvent>): Promise<TaskEvent[]> {
+  const seen: TaskEvent[] = [];
+  for await (const event of events) seen.push(event);
+  return seen;
+}
+
+describe('GRPCTransport: Stream', () => {
+  it('yields every event in order, ending with exactly one final status that carries the task', async () => {
+    const { url } = await harness.server();
+    const events = await collect(harness.client().subscribe(url, task('stream 5')));
+    expect(events.map((event) => event.type)).toEqual([
+      'task.status',
+      ...Array.from({ length: 5 }, () => ['task.artifact', 'task.progress']).flat(),
+      'task.status',
+    ]);
+    const artifacts = events.filter((event) => event.type === 'task.artifact');
+    expect(artifacts.map((event) => event.artifact.metadata.index)).toEqual([0, 1, 2, 3, 4]);
+    expect(artifacts.map((event) => event.last_chunk)).toEqual([false, false, false, false, true]);
+    expect(events.filter(isFinalEvent)).toHaveLength(1);
+    const final = events[events.length - 1]!;
+    expect(final).toMatchObject({ type: 'task.status', state: 'completed', final: true });
+    expect(final.type === 'task.status' && final.task?.artifacts).toHaveLength(5);
+    expect(events[2]).toMatchObject({ type: 'task.progress', step: 0, run_id: 'run-1' });
+  });
+
+  it("lets the handler's generator finish (its cleanup runs) once the final status is sent", async () => {
+    const { url, handler } = await harness.server();
+    await collect(harness.client().subscribe(url, task('stream 2')));
+    expect(handler.activeTaskIds).toEqual([]);
+  });
+
+  it('carries runtime events such as task.error and ends a failed task with its final status', async () => {
+    const { url } = await harness.server();
+    const events = await collect(harness.client().subscribe(url, task('fail oops')));
+    expect(events.map((event) => event.type)).toEqual(['task.status', 'task.error', 'task.status']);
+    expect(events[1]).toMatchObject({ error: { code: 'INTERNAL', message: 'oops' } });
+    expect(events[2]).toMatchObject({ state: 'failed', final: true });
+  });
+
+  it('serves 100 concurrent streams, each with its own events and exactly one final status', async () => {
+    const { url } = await harness.server();
+    const client = harness.client();
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, index) =>
+        collect(client.subscribe(url, task(`stream ${1 + (index % 4)}`))),
+      ),
+    );
+    results.forEach((events, index) => {
+      const taskId = events[0]!.task_id;
+      expect(events.every((event) => event.task_id === taskId)).toBe(true);
+      expect(events.filter((event) => event.type === 'task.artifact')).toHaveLength(1 + (index % 4));
+      expect(events.filter((event) => event.type === 'task.status' && event.final)).toHaveLength(1);
+      expect(isFinalEvent(events[events.length - 1]!)).toBe(true);
+    });
+    expect(new Set(results.map((events) => events[0]!.task_id)).size).toBe(100);
+  });
+
+  it('a cancel from another connection ends a streaming task with one final canceled status', async () => {
+    const { url, handler } = await harness.server();
+    const sleeper = task('sleep 60000');
+    const started = handler.nextStream();
+    const streaming = collect(harness.client().subscribe(url, sleeper));
+    await started;
+    await harness
+      .client()
+      .send(CLIENT_OPERATIONS.cancel_task, url, { task_id: sleeper.id, reason: 'stop it' });
+    const events = await streaming;
+    expect(events.filter(isFinalEvent)).toHaveLength(1);
+    expect(events[events.length - 1]).toMatchObject({
+      state: 'canceled',
+      final: true,
+      task: { metadata: { cancel_reason: 'stop it' } },
+    });
+  });
+
+  it('aborting the client signal cancels the RPC, not the task', async () => {
+    const { url, handler } = await harness.server();
+    const controller = new AbortController();
+    const sleeper = task('sleep 60000');
+    const started = handler.nextStream();
+    const seen: TaskEvent[] = [];
+    const consuming = (async () => {
+      for await (const event of harness.client().subscribe(url, sleeper, { signal: controller.signal }))
+        seen.push(event);
+    })();
+    await started;
+    controller.abort();
+    await expect(consuming).rejects.toBeInstanceOf(TaskCanceledError);
+    const ctx = handler.contexts[0]!;
+    await new Promise<void>((resolve) =>
+      ctx.signal.aborted ? resolve() : ctx.signal.addEventListener('abort', () => resolve()),
+    );
+    expect(handler.activeTaskIds).toEqual([sleeper.id]);
+    // Still cancelable through the API afterwards.
+    await expect(
+      harness.client().send(CLIENT_OPERATIONS.cancel_task, url, { task_id: sleeper.id }),
+    ).resolves.toMatchObject({ state: 'canceled' });
+  });
+
+  it('leaving the loop early cancels the RPC; the server sees the call end', async () => {
+    const { url, handler } = await harness.server();
+    const sleeper = task('sleep 60000');
+    for await (const event of harness.client().subscribe(url, sleeper)) {
+      expect(event).toMatchObject({ type: 'task.status', state: 'working' });
+      break;
+    }
+    const ctx = handler.contexts[0]!;
+    await new Promise<void>((resolve) =>
+      ctx.signal.aborted ? resolve() : ctx.signal.addEventListener('abort', () => resolve()),
+    );
+    expect(ctx.signal.aborted).toBe(true);
+    expect(handler.activeTaskIds).toEqual([sleeper.id]);
+  });
+
+  it('a per-call timeoutMs is the stream deadline', async () => {
+    const { url } = await harness.server();
+    await expect(
+      collect(harness.client().subscribe(url, task('sleep 60000'), { timeoutMs: 150 })),
+    ).rejects.toBeInstanceOf(DeadlineExceededError);
+  });
+
+  it('handler errors end the stream with the typed error', async () => {
+    const { url } = await harness.server();
+    await expect(collect(harness.client().subscribe(url, task('throw bad stream')))).rejects.toMatchObject({
+      code: 'VALUE_ERROR',
+      message: 'bad stream',
+    });
+    await expect(collect(harness.client().subscribe(url, task('throw x')))).rejects.toBeInstanceOf(
+      ValueError,
+    );
+  });
+
+  it('Stream refuses operations other than send_task with INVALID_ARGUMENT', async () => {
+    const { url } = await harness.server();
+    const client = new pb.AgentServiceClient(url.replace('grpc://', ''), credentials.createInsecure());
+    try {
+      const error = await new Promise<ServiceError>((resolve, reject) => {
+        const call = client.stream({ operation: { $case: 'getAgentCard', value: {} } }, new Metadata());
+        call.on('data', () => reject(new Error('no data expected')));
+        call.on('error', resolve);
+      });
+      expect(error.code).toBe(status.INVALID_ARGUMENT);
+      expect(error.metadata.get(ERROR_CODE_METADATA)).toEqual([new InvalidRequestError().code]);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('stop() with open streams ends each of them with UNAVAILABLE and resolves', async () => {
+    const { server, url, handler } = await harness.server({ shutdownTimeoutMs: 60_000 });
+    const client = harness.client();
+    const streams = [];
+    for (let index = 0; index < 5; index += 1) {
+      const started = handler.nextStream();
+      const sleeper = task('sleep 60000');
+      const seen: TaskEvent[] = [];
+      streams.push(
+        (async () => {
+          for await (const event of client.subscribe(url, sleeper)) seen.push(event);
+        })().then(
+          () => ({ seen, error: undefined }),
+          (error: unknown) => ({ seen, error }),
+        ),
+      );
+      await started;
+    }
+    await server.stop();
+    const outcomes = await Promise.all(streams);
+    for (const outcome of outcomes) {
+      expect(outcome.error).toBeInstanceOf(UnavailableError);
+      expect((outcome.error as UnavailableError).message).toBe('Server is stopping');
+      expect(outcome.seen.map((event) => event.type)).toEqual(['task.status']);
+    }
+    expect(handler.contexts.every((ctx) => ctx.signal.aborted)).toBe(true);
+    // A stop is not a task cancel: the handler decides what its tasks do.
+    expect(handler.activeTaskIds).toHaveLength(5);
+    await expect(
+      client.send(CLIENT_OPERATIONS.get_card, url, undefined, undefined, { timeoutMs: 2000 }),
+    ).rejects.toBeInstanceOf(UnavailableError);
+  });
+
+  it('stop() also ends an in-flight unary call with UNAVAILABLE', async () => {
+    const { server, url, handler } = await harness.server({ shutdownTimeoutMs: 60_000 });
+    const started = handler.nextStream();
+    const outcome = harness
+      .client()
+      .send(CLIENT_OPERATIONS.send_task, url, task('sleep 60000'))
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    await started;
+    await server.stop();
+    expect(await outcome).toBeInstanceOf(UnavailableError);
+  });
+});

@@ -1,0 +1,41 @@
+import { APIKeyAuth } from '@agent/auth';
+import { createTask, type Task } from '@agent/core';
+import { GRPCTransport } from '../grpc-transport.js';
+import type { GRPCTransportOptions } from '../options.js';
+import { DemoHandler } from './demo-handler.js';
+
+/** Starts servers and clients for one test file and stops all of them in `closeAll()`. */
+export class Harness {
+  private readonly transports: GRPCTransport[] = [];
+  private readonly handlers: DemoHandler[] = [];
+
+  async server(
+    options: Partial<GRPCTransportOptions> = {},
+    handler = new DemoHandler(),
+  ): Promise<{ server: GRPCTransport; handler: DemoHandler; url: string }> {
+    const server = new GRPCTransport({ url: 'grpc://127.0.0.1:0', ...options });
+    server.bind(handler);
+    this.transports.push(server);
+    this.handlers.push(handler);
+    await server.start();
+    return { server, handler, url: server.url };
+  }
+
+  client(options: Partial<GRPCTransportOptions> = {}): GRPCTransport {
+    const client = new GRPCTransport({ url: 'grpc://127.0.0.1:0', ...options });
+    this.transports.push(client);
+    return client;
+  }
+
+  async closeAll(): Promise<void> {
+    for (const handler of this.handlers.splice(0)) handler.cancelAll();
+    await Promise.all(this.transports.splice(0).map((transport) => transport.stop()));
+  }
+}
+
+export const API_KEY = 'test-key-0123456789';
+export const apiKeyAuth = (): APIKeyAuth => new APIKeyAuth({ validKeys: { [API_KEY]: ['tasks'] } });
+
+export function task(text: string): Task {
+  return createTask(text);
+}
