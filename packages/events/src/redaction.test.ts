@@ -1,0 +1,176 @@
+import { ValueError } from '@agent/core';
+import { normalizeKey, REDACTED, RedactionPolicy } from './redaction.js';
+import { JWT } from './test-support/fixtures.js';
+
+describe('RedactionPolicy.default()', () => {
+  const policy = RedactionPolicy.default();
+
+  it('masks secrets by key name, case- and separator-insensitive', () => {
+    const input = {
+      api_key: 'k1',
+      'X-API-Key': 'k2',
+      apiKey: 'k3',
+      access_token: 't',
+      refresh_token: 't',
+      Password: 'p',
+      db_passwd: 'p',
+      client_secret: 's',
+      Authorization: 'whatever',
+      'proxy-authorization': 'x',
+      Cookie: 'c=1',
+      'set-cookie': ['a=1'],
+      credentials: { user: 'u', pass: 'p' },
+      private_key: '-----BEGIN',
+      'Private Key': 'pem',
+    };
+    const out = policy.redact(input);
+    for (const key of Object.keys(input))
+      expect([key, out[key as keyof typeof out]]).toEqual([key, REDACTED]);
+  });
+
+  it('keeps token counts and ordinary fields', () => {
+    const input = {
+      input_tokens: 5,
+      total_estimated_tokens: 9,
+      max_output_tokens: 3,
+      tokenizer: 'cl100k',
+      user: 'alice',
+      note: 'Basic setup done',
+    };
+    expect(policy.redact(input)).toEqual(input);
+  });
+
+  it('masks nested objects and arrays without mutating the input', () => {
+    const input = {
+      report: { actions: [{ payload: { arguments: { password: 'hunter2', id: 7 } } }] },
+      list: [{ token: 'abc' }, 'plain', [{ secret: 1 }]],
+    };
+    const before = JSON.stringify(input);
+    const out = policy.redact(input);
+    expect(JSON.stringify(input)).toBe(before);
+    expect(out).toEqual({
+      report: { actions: [{ payload: { arguments: { password: REDACTED, id: 7 } } }] },
+      list: [{ token: REDACTED }, 'plain', [{ secret: REDACTED }]],
+    });
+    expect(out.report).not.toBe(input.report);
+  });
+
+  it('masks credential-shaped values wherever they sit', () => {
+    const out = policy.redact({
+      header: 'Bearer abc.def-123',
+      basic: 'Basic dXNlcjpwYXNz',
+      rawBasic: 'Basic alice:pa:ss',
+      prose: 'Basic arithmetic',
+      apikey: 'x',
+      lower: 'apikey abc123',
+      jwt: JWT,
+      sentence: `token was ${JWT} yesterday`,
+      logged: 'sent Authorization: Bearer sk-live-abcdefgh',
+      list: ['Bearer zzz'],
+    });
+    expect(out).toEqual({
+      header: REDACTED,
+      basic: REDACTED,
+      rawBasic: REDACTED,
+      prose: 'Basic arithmetic',
+      apikey: REDACTED,
+      lower: REDACTED,
+      jwt: REDACTED,
+      sentence: `token was ${REDACTED} yesterday`,
+      logged: `sent Authorization: Bearer ${REDACTED}`,
+      list: [REDACTED],
+    });
+  });
+
+  it('masks header maps and [name, value] header pairs', () => {
+    expect(policy.redact({ headers: { 'content-type': 'application/json', 'x-api-key': 'k' } })).toEqual({
+      headers: { 'content-type': 'application/json', 'x-api-key': REDACTED },
+    });
+    expect(
+      policy.redact([
+        ['X-Api-Key', 'k'],
+        ['Accept', 'text/plain'],
+      ]),
+    ).toEqual([
+      ['X-Api-Key', REDACTED],
+      ['Accept', 'text/plain'],
+    ]);
+    expect(policy.redact(new Map([['Authorization', 'raw']]))).toEqual({ Authorization: REDACTED });
+  });
+
+  it('handles cycles, dates, errors and odd keys', () => {
+    const cyclic: Record<string, unknown> = { name: 'a' };
+    cyclic.self = cyclic;
+    expect(policy.redact(cyclic)).toEqual({ name: 'a', self: '[Circular]' });
+    expect(policy.redact({ at: new Date(0) })).toEqual({ at: '1970-01-01T00:00:00.000Z' });
+    const error = Object.assign(new Error(`bad ${JWT}`), { code: 'X', data: { token: 't' } });
+    expect(policy.redact({ error })).toEqual({
+      error: { name: 'Error', message: `bad ${REDACTED}`, code: 'X', data: { token: REDACTED } },
+    });
+    const proto = JSON.parse('{"__proto__": {"password": "p"}}') as object;
+    const out = policy.redact(proto) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(out, '__proto__')?.value).toEqual({ password: REDACTED });
+    expect(policy.redact(null)).toBeNull();
+    expect(policy.redact(3)).toBe(3);
+  });
+
+  it('leaves empty and null secret values visible so absence stays observable', () => {
+    expect(policy.redact({ password: '', token: null })).toEqual({ password: '', token: null });
+  });
+});
+
+describe('RedactionPolicy options', () => {
+  it('adds keys and patterns', () => {
+    const policy = new RedactionPolicy({
+      keys: ['ssn', 'Account-Number'],
+      patterns: [/\b\d{4}-\d{4}-\d{4}-\d{4}\b/],
+    });
+    expect(
+      policy.redact({
+        user_ssn: '123',
+        accountnumber: '9',
+        card: 'paid with 1234-5678-9012-3456 ok',
+        password: 'p',
+      }),
+    ).toEqual({
+      user_ssn: REDACTED,
+      accountnumber: REDACTED,
+      card: `paid with ${REDACTED} ok`,
+      password: REDACTED,
+    });
+  });
+
+  it('can drop the defaults, allow keys and change the mask', () => {
+    expect(
+      new RedactionPolicy({ includeDefaults: false, keys: ['pin'] }).redact({
+        password: 'p',
+        pin: '1',
+        h: 'Bearer x',
+      }),
+    ).toEqual({
+      password: 'p',
+      pin: REDACTED,
+      h: 'Bearer x',
+    });
+    expect(
+      new RedactionPolicy({ allowKeys: ['session_token'], mask: '***' }).redact({
+        session_token: 'keep',
+        token: 'x',
+      }),
+    ).toEqual({
+      session_token: 'keep',
+      token: '***',
+    });
+    expect(RedactionPolicy.none().redact({ password: 'p' })).toEqual({ password: 'p' });
+  });
+
+  it('rejects bad options', () => {
+    expect(() => new RedactionPolicy({ keys: [''] })).toThrow(ValueError);
+    expect(() => new RedactionPolicy({ patterns: ['x' as unknown as RegExp] })).toThrow(ValueError);
+  });
+
+  it('normalizes key names', () => {
+    expect(normalizeKey('X-Api_Key Header')).toBe('xapikeyheader');
+  });
+});

@@ -1,0 +1,413 @@
+/**
+ * RunEvent: the normalized, versioned envelope built from transport TaskEvents (SPEC.md "Events").
+ * Plain snake_case records; `RunEvent.fromTaskEvent` is the one place that builds them.
+ */
+import {
+  isRecord,
+  nowIso,
+  TASK_EVENT_TYPES,
+  ValueError,
+  type ApprovalDecisionData,
+  type ApprovalRequestData,
+  type Artifact,
+  type ErrorBody,
+  type JsonObject,
+  type Message,
+  type RunActionData,
+  type Task,
+  type TaskEvent,
+  type TaskEventType,
+  type TaskState,
+} from '@agent/core';
+import { snapshot } from './clone.js';
+import type { ContextManifestData } from './context-manifest.js';
+import { mergeRunIds, runIdsOf, runIdsOfTask, type RunContextInput, type RunIds } from './run-context.js';
+
+/** The envelope version every RunEvent carries (DESIGN.md §3). */
+export const RUN_EVENT_VERSION = '1.0';
+
+/** Every event type SPEC.md lists. */
+export const RUN_EVENT_TYPES: readonly TaskEventType[] = TASK_EVENT_TYPES;
+export type RunEventType = TaskEventType;
+
+export type RunEventSeverity = 'info' | 'warning' | 'error';
+
+/** The ids `fromTaskEvent` promotes to the envelope and also writes into `payload`. */
+export const PROMOTED_ID_FIELDS = [
+  'run_id',
+  'session_id',
+  'trace_id',
+  'agent_name',
+  'step',
+  'span_id',
+  'parent_span_id',
+  'action_id',
+  'parent_action_id',
+  'delegation_id',
+] as const;
+
+/** The policy outcome carried by `action.policy` (the runtime's CapabilityPolicy result). */
+export interface PolicyDecisionData extends JsonObject {
+  outcome: 'allow' | 'deny' | 'require_approval';
+  capability?: string | null;
+  rule?: string | null;
+  reason?: string | null;
+}
+
+export interface LLMUsageData extends JsonObject {
+  input_tokens?: number;
+  output_tokens?: number;
+}
+
+/** Fields every payload has: the original task event's own. */
+export interface BasePayload extends JsonObject {
+  type: RunEventType;
+  task_id: string;
+  timestamp: string;
+}
+
+export interface TaskStatusPayload extends BasePayload {
+  state: TaskState;
+  final: boolean;
+  message?: Message;
+  task?: Task;
+}
+export interface TaskArtifactPayload extends BasePayload {
+  artifact: Artifact;
+  append?: boolean;
+  last_chunk?: boolean;
+}
+export interface LLMStreamPayload extends BasePayload {
+  delta: string;
+}
+export interface TaskProgressPayload extends BasePayload {
+  /** 0..1 when known. */
+  progress?: number;
+  message?: string;
+}
+export interface ErrorPayload extends BasePayload {
+  error?: ErrorBody;
+}
+export interface ContextPreparedPayload extends BasePayload {
+  manifest?: ContextManifestData;
+}
+export interface LLMCallPayload extends BasePayload {
+  provider?: string;
+  model?: string;
+  usage?: LLMUsageData;
+  latency_ms?: number;
+  finish_reason?: string;
+}
+export interface BudgetPayload extends BasePayload {
+  /** The RunBudget field, e.g. `max_llm_calls`. */
+  limit?: string;
+  used?: number;
+  max?: number;
+}
+export interface ActionPayload extends BasePayload {
+  action?: RunActionData;
+  result?: unknown;
+  error?: ErrorBody;
+}
+export interface ActionPolicyPayload extends BasePayload {
+  action?: RunActionData;
+  decision?: PolicyDecisionData;
+}
+export interface ApprovalPayload extends BasePayload {
+  request?: ApprovalRequestData;
+  decision?: ApprovalDecisionData;
+}
+
+/** The envelope fields, shared by every event type. */
+export interface RunEventEnvelope<TType extends RunEventType, TPayload extends BasePayload> {
+  version: typeof RUN_EVENT_VERSION;
+  type: TType;
+  run_id: string | null;
+  task_id: string;
+  /** Agent that emitted or handled the event: the event's own, else the option, else the last `agent_chain` entry. */
+  agent_name: string | null;
+  /** Also carried: the run's session and trace, so sinks and telemetry need no second lookup. */
+  session_id: string | null;
+  trace_id: string | null;
+  /** Assigned by the sink: 1, 2, 3… per sink; 0 until then. */
+  sequence: number;
+  step: number | null;
+  span_id: string | null;
+  parent_span_id: string | null;
+  action_id: string | null;
+  parent_action_id: string | null;
+  delegation_id: string | null;
+  severity: RunEventSeverity;
+  summary: string | null;
+  /** The source event's timestamp (ISO 8601, UTC). */
+  timestamp: string;
+  /** The whole original task event, with the promoted values written in. */
+  payload: TPayload;
+  final: boolean;
+  /** Promoted from the payload when the event carries one (`context.prepared`). */
+  manifest?: ContextManifestData;
+  /** Promoted from `action`, or from `request.action` on approval events. */
+  action?: RunActionData;
+  /** Promoted on approval events. */
+  request?: ApprovalRequestData;
+  /** The policy decision (`action.policy`) or the approval decision (`approval.decided`). */
+  decision?: PolicyDecisionData | ApprovalDecisionData;
+}
+
+export type TaskStatusRunEvent = RunEventEnvelope<'task.status', TaskStatusPayload>;
+export type TaskArtifactRunEvent = RunEventEnvelope<'task.artifact', TaskArtifactPayload>;
+export type TaskProgressRunEvent = RunEventEnvelope<'task.progress', TaskProgressPayload>;
+export type TaskErrorRunEvent = RunEventEnvelope<'task.error', ErrorPayload>;
+export type LLMStreamRunEvent = RunEventEnvelope<'llm.stream', LLMStreamPayload>;
+export type ContextPreparedRunEvent = RunEventEnvelope<'context.prepared', ContextPreparedPayload>;
+export type LLMCallStartedRunEvent = RunEventEnvelope<'llm.call.started', LLMCallPayload>;
+export type LLMCallCompletedRunEvent = RunEventEnvelope<'llm.call.completed', LLMCallPayload>;
+export type BudgetWarningRunEvent = RunEventEnvelope<'budget.warning', BudgetPayload>;
+export type BudgetExceededRunEvent = RunEventEnvelope<'budget.exceeded', BudgetPayload>;
+export type ActionRequestedRunEvent = RunEventEnvelope<'action.requested', ActionPayload>;
+export type ActionPolicyRunEvent = RunEventEnvelope<'action.policy', ActionPolicyPayload>;
+export type ApprovalRequiredRunEvent = RunEventEnvelope<'approval.required', ApprovalPayload>;
+export type ApprovalDecidedRunEvent = RunEventEnvelope<'approval.decided', ApprovalPayload>;
+export type ActionStartedRunEvent = RunEventEnvelope<'action.started', ActionPayload>;
+export type ActionCompletedRunEvent = RunEventEnvelope<'action.completed', ActionPayload>;
+export type ActionDeniedRunEvent = RunEventEnvelope<'action.denied', ActionPayload>;
+export type ActionFailedRunEvent = RunEventEnvelope<'action.failed', ActionPayload>;
+
+/** The normalized event, discriminated on `type`. */
+export type RunEvent =
+  | TaskStatusRunEvent
+  | TaskArtifactRunEvent
+  | TaskProgressRunEvent
+  | TaskErrorRunEvent
+  | LLMStreamRunEvent
+  | ContextPreparedRunEvent
+  | LLMCallStartedRunEvent
+  | LLMCallCompletedRunEvent
+  | BudgetWarningRunEvent
+  | BudgetExceededRunEvent
+  | ActionRequestedRunEvent
+  | ActionPolicyRunEvent
+  | ApprovalRequiredRunEvent
+  | ApprovalDecidedRunEvent
+  | ActionStartedRunEvent
+  | ActionCompletedRunEvent
+  | ActionDeniedRunEvent
+  | ActionFailedRunEvent;
+
+/** The event of one type. */
+export type RunEventOf<TType extends RunEventType> = Extract<RunEvent, { type: TType }>;
+
+export interface FromTaskEventOptions {
+  /** The run's context; ids found on the event itself take precedence. */
+  context?: RunContextInput | null;
+  /** Used when the event carries no `agent_name`. */
+  agentName?: string;
+}
+
+const SEVERITY: Partial<Record<RunEventType, RunEventSeverity>> = {
+  'task.error': 'error',
+  'action.failed': 'error',
+  'budget.warning': 'warning',
+  'budget.exceeded': 'warning',
+  'action.denied': 'warning',
+};
+
+const TYPES = new Set<string>(RUN_EVENT_TYPES);
+
+export function isRunEventType(value: unknown): value is RunEventType {
+  return typeof value === 'string' && TYPES.has(value);
+}
+
+/** The severity rule of issue 4: errors, warnings, and info for everything else. */
+export function severityOf(type: RunEventType): RunEventSeverity {
+  return SEVERITY[type] ?? 'info';
+}
+
+function str(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+function actionOf(event: Record<string, unknown>): Record<string, unknown> | null {
+  if (isRecord(event.action)) return event.action;
+  if (isRecord(event.request) && isRecord(event.request.action)) return event.request.action;
+  return null;
+}
+
+function defaultSummary(type: RunEventType, event: Record<string, unknown>): string | null {
+  const action = actionOf(event);
+  const actionName = action && typeof action.name === 'string' ? action.name : null;
+  const error = isRecord(event.error) && typeof event.error.message === 'string' ? event.error.message : null;
+  switch (type) {
+    case 'task.status':
+      return typeof event.state === 'string' ? `task ${event.state}` : null;
+    case 'task.progress':
+      return typeof event.message === 'string' ? event.message : null;
+    case 'task.error':
+      return error;
+    case 'context.prepared':
+      return isRecord(event.manifest) && typeof event.manifest.total_estimated_tokens === 'number'
+        ? `context prepared: ${event.manifest.total_estimated_tokens} estimated tokens`
+        : 'context prepared';
+    case 'llm.call.started':
+    case 'llm.call.completed':
+      return typeof event.model === 'string'
+        ? `${event.model} call ${type === 'llm.call.started' ? 'started' : 'completed'}`
+        : null;
+    case 'budget.warning':
+    case 'budget.exceeded':
+      return typeof event.limit === 'string'
+        ? `${event.limit} ${type === 'budget.warning' ? 'near' : 'exceeded'}: ${String(event.used)}/${String(event.max)}`
+        : null;
+    case 'action.policy':
+      return actionName && isRecord(event.decision) && typeof event.decision.outcome === 'string'
+        ? `${actionName}: ${event.decision.outcome}`
+        : actionName;
+    case 'approval.decided':
+      return actionName && isRecord(event.decision) && typeof event.decision.approved === 'boolean'
+        ? `${actionName}: ${event.decision.approved ? 'approved' : 'rejected'}`
+        : actionName;
+    case 'action.failed':
+    case 'action.denied':
+      return actionName && error ? `${actionName}: ${error}` : (actionName ?? error);
+    case 'action.requested':
+    case 'approval.required':
+    case 'action.started':
+    case 'action.completed':
+      return actionName ? `${actionName} ${type.slice(type.indexOf('.') + 1)}` : null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * Builds the normalized envelope of a task event. Ids come from the event itself, then
+ * `options.context`, then the run context of a final status's serialized task; `sequence` is 0
+ * until a sink assigns it. The input is not mutated.
+ * @throws ValueError when the input is not a task event of a known type.
+ */
+function fromTaskEvent(taskEvent: TaskEvent, options: FromTaskEventOptions = {}): RunEvent {
+  if (!isRecord(taskEvent)) throw new ValueError('RunEvent.fromTaskEvent needs a task event object');
+  const source = taskEvent as Record<string, unknown>;
+  const type = source.type;
+  if (!isRunEventType(type)) {
+    throw new ValueError(
+      `Unknown task event type ${JSON.stringify(type)}; expected one of ${RUN_EVENT_TYPES.join(', ')}`,
+      {
+        data: { type: typeof type === 'string' ? type : null },
+      },
+    );
+  }
+  const fromTask = runIdsOfTask(type === 'task.status' ? source.task : null);
+  const taskId = str(source.task_id) ?? (isRecord(source.task) ? str(source.task.id) : null);
+  if (taskId === null) throw new ValueError(`Task event ${type} has no task_id`, { data: { type } });
+
+  const own: RunIds = {
+    run_id: str(source.run_id),
+    session_id: str(source.session_id),
+    trace_id: str(source.trace_id),
+    agent_name: str(source.agent_name),
+  };
+  const contextIds = runIdsOf(options.context ?? null);
+  // An explicit agentName outranks the context's agent_chain, but not the event's own name.
+  const ids = mergeRunIds(
+    own,
+    { ...contextIds, agent_name: str(options.agentName) ?? contextIds.agent_name },
+    fromTask,
+  );
+
+  const action = actionOf(source);
+  const step = typeof source.step === 'number' && Number.isFinite(source.step) ? source.step : null;
+  const actionId = str(source.action_id) ?? (action ? str(action.action_id) : null);
+  const timestamp = str(source.timestamp) ?? nowIso();
+  const promoted: Record<string, unknown> = {
+    run_id: ids.run_id,
+    session_id: ids.session_id,
+    trace_id: ids.trace_id,
+    agent_name: ids.agent_name,
+    step,
+    span_id: str(source.span_id),
+    parent_span_id: str(source.parent_span_id),
+    action_id: actionId,
+    parent_action_id: str(source.parent_action_id),
+    delegation_id: str(source.delegation_id),
+  };
+  const payload: Record<string, unknown> = { ...snapshot(source), task_id: taskId, timestamp };
+  for (const [key, value] of Object.entries(promoted)) if (value !== null) payload[key] = value;
+  if (action && !isRecord(payload.action)) payload.action = snapshot(action);
+
+  const summary = str(source.summary) ?? defaultSummary(type, source);
+  const promotedRecords: Record<string, unknown> = {};
+  for (const key of ['manifest', 'action', 'request', 'decision'] as const) {
+    if (isRecord(payload[key])) promotedRecords[key] = payload[key];
+  }
+  return {
+    version: RUN_EVENT_VERSION,
+    type,
+    run_id: ids.run_id,
+    task_id: taskId,
+    agent_name: ids.agent_name,
+    session_id: ids.session_id,
+    trace_id: ids.trace_id,
+    sequence: 0,
+    step,
+    span_id: promoted.span_id as string | null,
+    parent_span_id: promoted.parent_span_id as string | null,
+    action_id: actionId,
+    parent_action_id: promoted.parent_action_id as string | null,
+    delegation_id: promoted.delegation_id as string | null,
+    severity: severityOf(type),
+    summary: summary === null ? null : summary.length > 200 ? `${summary.slice(0, 199)}…` : summary,
+    timestamp,
+    payload: payload as BasePayload,
+    final: type === 'task.status' && source.final === true,
+    ...promotedRecords,
+  } as RunEvent;
+}
+
+/** Structural check used where events arrive from storage or another process. */
+function isRunEvent(value: unknown): value is RunEvent {
+  return (
+    isRecord(value) &&
+    value.version === RUN_EVENT_VERSION &&
+    isRunEventType(value.type) &&
+    typeof value.task_id === 'string' &&
+    typeof value.sequence === 'number' &&
+    isRecord(value.payload)
+  );
+}
+
+/**
+ * Validates an event from outside (a stored report, another process) and returns a copy.
+ * @throws ValueError naming the first bad field.
+ */
+function parseRunEvent(value: unknown): RunEvent {
+  if (!isRecord(value)) throw new ValueError('A RunEvent must be an object');
+  if (value.version !== RUN_EVENT_VERSION) {
+    throw new ValueError(
+      `Unsupported RunEvent version ${JSON.stringify(value.version)}; this library reads "${RUN_EVENT_VERSION}"`,
+      {
+        data: { field: 'version' },
+      },
+    );
+  }
+  if (!isRunEventType(value.type))
+    throw new ValueError(`Unknown RunEvent type ${JSON.stringify(value.type)}`, { data: { field: 'type' } });
+  if (typeof value.task_id !== 'string')
+    throw new ValueError('RunEvent.task_id must be a string', { data: { field: 'task_id' } });
+  if (typeof value.sequence !== 'number' || !Number.isInteger(value.sequence) || value.sequence < 0) {
+    throw new ValueError('RunEvent.sequence must be a non-negative integer', { data: { field: 'sequence' } });
+  }
+  if (!isRecord(value.payload))
+    throw new ValueError('RunEvent.payload must be an object', { data: { field: 'payload' } });
+  return snapshot(value) as unknown as RunEvent;
+}
+
+/** The value side of `RunEvent`: construction and checks. */
+export const RunEvent = Object.freeze({
+  version: RUN_EVENT_VERSION,
+  types: RUN_EVENT_TYPES,
+  fromTaskEvent,
+  is: isRunEvent,
+  parse: parseRunEvent,
+  severityOf,
+});

@@ -1,0 +1,206 @@
+import { ValueError, type TaskEvent } from '@agent/core';
+import { InMemoryEventSink } from './event-sink.js';
+import { REDACTED, RedactionPolicy } from './redaction.js';
+import { RunEvent } from './run-event.js';
+import { RunRecorder } from './run-recorder.js';
+import { RunReport } from './run-report.js';
+import { action, completedRun, JWT, runContext, tick } from './test-support/fixtures.js';
+
+function recordRun(): RunReport {
+  const { events, context } = completedRun();
+  const recorder = new RunRecorder({ context });
+  for (const event of events) recorder.recordTaskEvent(event);
+  return recorder.toReport({ metadata: { suite: 'recorder', api_key: 'sk-1' } });
+}
+
+describe('RunRecorder → RunReport', () => {
+  it('collects manifests, actions, approvals, artifacts, metrics and the final task', () => {
+    const report = recordRun();
+    expect(report).toMatchObject({
+      runId: 'run-1',
+      taskId: 'task-1',
+      sessionId: 'session-1',
+      agentName: 'writer',
+      status: 'completed',
+    });
+    expect(report.traceId).toBe(runContext().trace_id);
+    expect(report.eventCount).toBe(13);
+    expect(report.events.map((e) => e.sequence)).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
+    expect(report.contextManifests).toHaveLength(1);
+    expect(report.contextManifests[0].total_estimated_tokens).toBe(35);
+    expect(report.llmMetrics).toEqual({
+      calls: 1,
+      started_calls: 1,
+      input_tokens: 35,
+      output_tokens: 12,
+      total_tokens: 47,
+      total_latency_ms: 40,
+      max_latency_ms: 40,
+      by_model: {
+        'scripted/test-model': {
+          provider: 'scripted',
+          model: 'test-model',
+          calls: 1,
+          input_tokens: 35,
+          output_tokens: 12,
+          total_latency_ms: 40,
+        },
+      },
+    });
+    expect(report.actions).toHaveLength(1);
+    expect(report.actions[0]).toMatchObject({
+      action_id: 'act-1',
+      name: 'delete_record',
+      kind: 'tool.call',
+      capabilities: ['records.delete'],
+      status: 'completed',
+      policy: { outcome: 'require_approval' },
+      approval_request_id: 'req-1',
+      approved: true,
+      result: { deleted: 7 },
+      error: null,
+    });
+    expect(report.actions[0].started_at).not.toBeNull();
+    expect(report.approvals).toEqual([
+      expect.objectContaining({
+        request_id: 'req-1',
+        action_id: 'act-1',
+        status: 'approved',
+        decision: expect.objectContaining({ decided_by: 'alice' }),
+      }),
+    ]);
+    expect(report.artifacts.map((a) => a.id)).toEqual(['art-1']);
+    expect(report.finalTask?.state).toBe('completed');
+    expect(report.durationSeconds).toBeGreaterThan(0);
+    expect(report.metadata).toEqual({ suite: 'recorder', api_key: 'sk-1' });
+  });
+
+  it('records denials, failures, errors and budget events', () => {
+    const recorder = new RunRecorder({ agentName: 'solo' });
+    const ev = (type: string, extra: Record<string, unknown>): TaskEvent =>
+      ({ type, task_id: 't', timestamp: tick(), ...extra }) as unknown as TaskEvent;
+    const denied = action({ action_id: 'a-denied', name: 'drop_table' });
+    const failing = action({ action_id: 'a-failed', name: 'read_file' });
+    recorder.recordTaskEvent(ev('budget.warning', { limit: 'max_llm_calls', used: 4, max: 5 }));
+    recorder.recordTaskEvent(
+      ev('action.denied', { action: denied, error: { code: 'ACTION_DENIED', message: 'no' } }),
+    );
+    recorder.recordTaskEvent(ev('action.started', { action: failing }));
+    recorder.recordTaskEvent(
+      ev('action.failed', { action: failing, error: { code: 'INTERNAL', message: 'io' } }),
+    );
+    recorder.recordTaskEvent(ev('budget.exceeded', { limit: 'max_llm_calls', used: 5, max: 5 }));
+    recorder.recordTaskEvent(ev('llm.call.started', { model: 'm' }));
+    recorder.recordTaskEvent(ev('task.error', { error: { code: 'BUDGET_EXCEEDED', message: 'over' } }));
+    recorder.recordTaskEvent(ev('task.status', { state: 'failed', final: true }));
+    const report = recorder.toReport();
+    expect(report.agentName).toBe('solo');
+    expect(report.runId).toBeNull();
+    expect(report.status).toBe('failed');
+    expect(report.actions.map((a) => [a.action_id, a.status, a.error?.code])).toEqual([
+      ['a-denied', 'denied', 'ACTION_DENIED'],
+      ['a-failed', 'failed', 'INTERNAL'],
+    ]);
+    expect(report.errors.map((e) => [e.type, e.code])).toEqual([
+      ['action.denied', 'ACTION_DENIED'],
+      ['action.failed', 'INTERNAL'],
+      ['task.error', 'BUDGET_EXCEEDED'],
+    ]);
+    expect(report.budgetEvents.map((b) => [b.type, b.limit, b.used, b.max])).toEqual([
+      ['budget.warning', 'max_llm_calls', 4, 5],
+      ['budget.exceeded', 'max_llm_calls', 5, 5],
+    ]);
+    expect(report.llmMetrics).toMatchObject({ calls: 0, started_calls: 1 });
+    expect(report.finalTask).toBeNull();
+  });
+
+  it('merges appended artifact chunks', () => {
+    const recorder = new RunRecorder();
+    const chunk = (text: string, append: boolean): TaskEvent => ({
+      type: 'task.artifact',
+      task_id: 't',
+      timestamp: tick(),
+      append,
+      last_chunk: false,
+      artifact: { id: 'a', parts: [{ type: 'text', content: text }], metadata: {}, created_at: tick() },
+    });
+    for (const [text, append] of [
+      ['one', false],
+      ['two', true],
+      ['three', true],
+    ] as const)
+      recorder.recordTaskEvent(chunk(text, append));
+    expect(recorder.toReport().artifacts[0].parts.map((p) => p.content)).toEqual(['one', 'two', 'three']);
+  });
+
+  it('keeps the numbers of events another sink numbered', () => {
+    const sink = new InMemoryEventSink();
+    const recorder = new RunRecorder();
+    for (const event of completedRun().events) recorder.recordEvent(sink.emitTaskEvent(event));
+    recorder.recordEvent(RunEvent.fromTaskEvent(completedRun().events[0]));
+    expect(recorder.events.map((e) => e.sequence)).toEqual([
+      ...Array.from({ length: 13 }, (_, i) => i + 1),
+      1,
+    ]);
+    expect(() => recorder.recordEvent({ nope: 1 } as unknown as RunEvent)).toThrow(ValueError);
+  });
+
+  it('is an EventSink', () => {
+    const recorder = new RunRecorder({ context: runContext() });
+    expect(recorder.emitTaskEvent(completedRun().events[0]).sequence).toBe(1);
+    expect(recorder.toReport().runId).toBe('run-1');
+  });
+});
+
+describe('RunReport serialization', () => {
+  it('round-trips through toDict / fromDict and JSON', () => {
+    const report = recordRun();
+    const raw = report.toDict({ redactionPolicy: null });
+    const restored = RunReport.fromDict(JSON.parse(JSON.stringify(raw)));
+    expect(restored.toDict({ redactionPolicy: null })).toEqual(raw);
+    expect(restored.runId).toBe(report.runId);
+  });
+
+  it('redacts with the default policy unless told otherwise', () => {
+    const { events, context } = completedRun();
+    const recorder = new RunRecorder({ context });
+    for (const event of events) recorder.recordTaskEvent(event);
+    recorder.recordTaskEvent({
+      type: 'task.progress',
+      task_id: 'task-1',
+      timestamp: tick(),
+      message: `got ${JWT}`,
+    } as unknown as TaskEvent);
+    const report = recorder.toReport({ metadata: { api_key: 'sk-1' } });
+    const dict = report.toDict();
+    expect(dict.metadata).toEqual({ api_key: REDACTED });
+    expect(dict.actions[0].action?.payload).toEqual({ arguments: { id: 7, api_key: REDACTED } });
+    expect(dict.approvals[0].request.action.payload).toEqual({ arguments: { id: 7, api_key: REDACTED } });
+    expect(JSON.stringify(dict)).not.toContain('sk-live-123');
+    expect(JSON.stringify(report)).not.toContain(JWT);
+    expect(dict.context_manifests[0].total_estimated_tokens).toBe(35);
+    expect(report.toDict({ redactionPolicy: null }).metadata).toEqual({ api_key: 'sk-1' });
+    expect(
+      report.toDict({ redactionPolicy: new RedactionPolicy({ includeDefaults: false, keys: ['suite'] }) })
+        .metadata,
+    ).toEqual({ api_key: 'sk-1' });
+  });
+
+  it('gives copies, so a report cannot be edited through its getters', () => {
+    const report = recordRun();
+    report.events[0].type = 'task.error';
+    report.metadata.extra = 1;
+    expect(report.events[0].type).toBe('task.status');
+    expect(report.metadata).not.toHaveProperty('extra');
+  });
+
+  it('rejects malformed dicts with a ValueError naming the field', () => {
+    const dict = recordRun().toDict();
+    expect(() => RunReport.fromDict(null)).toThrow(ValueError);
+    expect(() => RunReport.fromDict({ ...dict, version: '9' })).toThrow(/Unsupported RunReport version/);
+    expect(() => RunReport.fromDict({ ...dict, events: 'x' })).toThrow(/events must be an array/);
+    expect(() => RunReport.fromDict({ ...dict, events: [{ version: '1.0' }] })).toThrow(/events\[0\]/);
+    expect(() => RunReport.fromDict({ ...dict, run_id: 5 })).toThrow(/run_id must be a string/);
+    expect(() => RunReport.fromDict({ ...dict, created_at: undefined })).toThrow(/created_at/);
+  });
+});

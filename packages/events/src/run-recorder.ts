@@ -1,0 +1,73 @@
+/**
+ * RunRecorder: collects a run's events and turns them into a RunReport. It is an EventSink too, so
+ * it can sit directly in a runtime's sink slot or behind a FanOutEventSink.
+ */
+import { type JsonObject, type TaskEvent } from '@agent/core';
+import { SequencedEventSink } from './event-sink.js';
+import { buildReportData } from './report-builder.js';
+import { runIdsOf, type RunContextInput } from './run-context.js';
+import { RunEvent, type FromTaskEventOptions } from './run-event.js';
+import { RunReport } from './run-report.js';
+
+export interface RunRecorderOptions {
+  /** Used for events that name no agent. */
+  agentName?: string;
+  /** The run's context; ids on the events themselves take precedence. */
+  context?: RunContextInput | null;
+}
+
+export interface ToReportOptions {
+  /** Application data stored with the report (redacted with it). Default `{}`. */
+  metadata?: JsonObject;
+}
+
+export class RunRecorder extends SequencedEventSink {
+  readonly #events: RunEvent[] = [];
+  readonly #defaults: FromTaskEventOptions;
+
+  constructor(options: RunRecorderOptions = {}) {
+    super();
+    this.#defaults = { agentName: options.agentName, context: options.context ?? null };
+  }
+
+  /** Normalizes and keeps a task event; the recorder numbers it. */
+  recordTaskEvent(taskEvent: TaskEvent, options: FromTaskEventOptions = {}): RunEvent {
+    return this.emit(
+      RunEvent.fromTaskEvent(taskEvent, {
+        context: options.context ?? this.#defaults.context,
+        agentName: options.agentName ?? this.#defaults.agentName,
+      }),
+    );
+  }
+
+  override emitTaskEvent(taskEvent: TaskEvent, options?: FromTaskEventOptions): RunEvent {
+    return this.recordTaskEvent(taskEvent, options);
+  }
+
+  /**
+   * Keeps an event that another sink already numbered, with its number; an unnumbered one
+   * (sequence 0) is numbered here.
+   */
+  recordEvent(event: RunEvent): void {
+    if (RunEvent.is(event) && event.sequence > 0) {
+      this.#events.push(RunEvent.parse(event));
+      return;
+    }
+    this.emit(event);
+  }
+
+  protected store(event: RunEvent): void {
+    this.#events.push(event);
+  }
+
+  /** Events recorded so far, in arrival order. */
+  get events(): RunEvent[] {
+    return [...this.#events];
+  }
+
+  toReport(options: ToReportOptions = {}): RunReport {
+    const context = runIdsOf(this.#defaults.context ?? null);
+    const defaults = { ...context, agent_name: this.#defaults.agentName ?? context.agent_name };
+    return new RunReport(buildReportData(this.#events, { metadata: options.metadata, defaults }));
+  }
+}

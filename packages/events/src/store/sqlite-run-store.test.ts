@@ -1,0 +1,178 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { createTask, UnavailableError, ValueError } from '@agent/core';
+import { requireOptionalPeer } from '../optional-peer.js';
+import { RunRecorder } from '../run-recorder.js';
+import { completedRun } from '../test-support/fixtures.js';
+import { describeRunStore } from '../test-support/run-store-suite.js';
+import { SQLITE_SCHEMA_VERSION, SqliteRunStore } from './sqlite-run-store.js';
+
+const run = promisify(execFile);
+let dir: string;
+let counter = 0;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'run-store-'));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describeRunStore('SqliteRunStore', {
+  open: () => new SqliteRunStore({ path: join(dir, `suite-${(counter += 1)}.db`) }),
+});
+
+describe('SqliteRunStore file behaviour', () => {
+  it('uses WAL and the indexed columns of SPEC.md', () => {
+    const path = join(dir, 'schema.db');
+    const store = new SqliteRunStore({ path });
+    expect(store.journalMode).toBe('wal');
+    store.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      const indexed = (table: string) =>
+        (db.prepare(`SELECT name FROM pragma_index_list('${table}')`).all() as { name: string }[]).flatMap(
+          ({ name }) =>
+            (db.prepare(`SELECT name FROM pragma_index_info('${name}')`).all() as { name: string }[]).map(
+              (c) => c.name,
+            ),
+        );
+      expect(new Set(indexed('task_records'))).toEqual(
+        new Set([
+          'task_id',
+          'state',
+          'run_id',
+          'session_id',
+          'trace_id',
+          'agent_name',
+          'created_at',
+          'updated_at',
+        ]),
+      );
+      expect(new Set(indexed('run_reports'))).toEqual(
+        new Set(['run_id', 'session_id', 'trace_id', 'agent_name', 'task_id', 'created_at']),
+      );
+      expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('survives closing and reopening the file', async () => {
+    const path = join(dir, 'reopen.db');
+    const first = new SqliteRunStore({ path });
+    const { events, context } = completedRun('task-reopen');
+    const recorder = new RunRecorder({ context });
+    for (const event of events) recorder.recordTaskEvent(event);
+    await first.saveTaskSnapshot(
+      createTask('persist me', { id: 'task-reopen', metadata: { run_context: context } }),
+    );
+    await first.saveRunReport(recorder.toReport());
+    first.close();
+
+    const second = new SqliteRunStore({ path });
+    try {
+      expect(await second.getTaskRecord('task-reopen')).toMatchObject({
+        task_id: 'task-reopen',
+        run_id: 'run-1',
+        session_id: 'session-1',
+      });
+      const report = await second.getRunReport('run-1');
+      expect(report?.eventCount).toBe(events.length);
+      expect(report?.status).toBe('completed');
+    } finally {
+      second.close();
+    }
+  });
+
+  it('lets a second process read what this one wrote', async () => {
+    const path = join(dir, 'shared.db');
+    const store = new SqliteRunStore({ path });
+    try {
+      await store.saveTaskSnapshot(
+        createTask('cross', { id: 'task-x', state: 'completed', metadata: { session_id: 'sx' } }),
+      );
+      // The writer stays open: WAL readers in another process must see committed rows.
+      const script = `
+        const { SqliteRunStore } = require(${JSON.stringify(join(__dirname, '..', '..', 'dist', 'index.js'))});
+        const store = new SqliteRunStore({ path: process.argv[1], readonly: true });
+        store.listTaskRecords({ sessionId: 'sx' }).then((records) => {
+          process.stdout.write(JSON.stringify(records.map((r) => [r.task_id, r.state])));
+          store.close();
+        });`;
+      const { stdout } = await run(process.execPath, ['-e', script, path], {
+        cwd: join(__dirname, '..', '..'),
+      });
+      expect(JSON.parse(stdout)).toEqual([['task-x', 'completed']]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('refuses a file written by a newer schema', () => {
+    const path = join(dir, 'future.db');
+    const db = new Database(path);
+    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION + 1}`);
+    db.close();
+    expect(() => new SqliteRunStore({ path })).toThrow(/schema 2; this library reads up to 1/);
+  });
+
+  it('rejects bad options and unopenable paths with typed errors', () => {
+    expect(() => new SqliteRunStore({ path: '' })).toThrow(ValueError);
+    expect(() => new SqliteRunStore({} as never)).toThrow(ValueError);
+    expect(() => new SqliteRunStore({ path: join(dir, 'x.db'), busyTimeoutMs: -1 })).toThrow(ValueError);
+    expect(() => new SqliteRunStore({ path: join(dir, 'no', 'such', 'dir', 'x.db') })).toThrow(
+      UnavailableError,
+    );
+    expect(() => new SqliteRunStore({ path: join(dir, 'absent.db'), readonly: true })).toThrow(
+      UnavailableError,
+    );
+  });
+
+  it('maps SQLite failures to typed errors', async () => {
+    const path = join(dir, 'readonly.db');
+    new SqliteRunStore({ path }).close();
+    const reader = new SqliteRunStore({ path, readonly: true });
+    try {
+      await expect(reader.saveTaskSnapshot(createTask('x', { id: 'ro' }))).rejects.toThrow(UnavailableError);
+      await expect(reader.saveTaskSnapshot(createTask('x', { id: 'ro' }))).rejects.toThrow(/readonly/);
+      expect(await reader.getTaskRecord('ro')).toBeNull();
+    } finally {
+      reader.close();
+    }
+    const empty = join(dir, 'empty.db');
+    new Database(empty).close();
+    expect(() => new SqliteRunStore({ path: empty, readonly: true })).toThrow(/no such table/);
+  });
+
+  it('refuses a task that is not JSON when stored raw', async () => {
+    const store = new SqliteRunStore({ path: ':memory:', redactionPolicy: null });
+    const task = createTask('x', { id: 'cyclic' });
+    task.metadata.self = task;
+    await expect(store.saveTaskSnapshot(task)).rejects.toThrow(/not JSON-serializable/);
+    await expect(store.saveTaskSnapshot(task)).rejects.toThrow(ValueError);
+    store.close();
+  });
+
+  it('works in memory', async () => {
+    const store = new SqliteRunStore({ path: ':memory:' });
+    await store.saveTaskSnapshot(createTask('m', { id: 'mem' }));
+    expect((await store.getTaskRecord('mem'))?.task_id).toBe('mem');
+    store.close();
+  });
+});
+
+describe('optional peers', () => {
+  it('explains how to install a missing one', () => {
+    expect(() => requireOptionalPeer('definitely-not-installed-pkg', 'SqliteRunStore', '^12')).toThrow(
+      UnavailableError,
+    );
+    expect(() => requireOptionalPeer('definitely-not-installed-pkg', 'SqliteRunStore', '^12')).toThrow(
+      'SqliteRunStore needs the optional peer dependency definitely-not-installed-pkg@^12; install it with `pnpm add definitely-not-installed-pkg@^12`',
+    );
+  });
+});
