@@ -1,0 +1,410 @@
+import { APIKeyAuth } from '@agent/auth';
+import {
+  createMessage,
+  createTask,
+  InvalidRequestError,
+  messageText,
+  ValidationError,
+  ValueError,
+  type JsonObject,
+  type Task,
+} from '@agent/core';
+import {
+  InMemoryEventSink,
+  InMemoryRunStore,
+  SqliteRunStore,
+  type EventSink,
+  type RunEvent,
+} from '@agent/events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent } from './agent.js';
+import { loadHttpTransport } from './load-transport.js';
+import type { RunHandle } from './task-run.js';
+import { collect, deferred, types } from './test-support/helpers.js';
+import { InProcessNetwork } from './test-support/in-process-transport.js';
+
+describe('Agent', () => {
+  it('exposes its card, with securitySchemes when an authenticator is set', () => {
+    const plain = new Agent({ card: { name: 'plain', description: 'd', url: 'http://127.0.0.1:1' } });
+    expect(plain.name).toBe('plain');
+    expect(plain.card).toEqual({
+      name: 'plain',
+      description: 'd',
+      url: 'http://127.0.0.1:1',
+      capabilities: { streaming: true },
+    });
+    expect(plain.card.securitySchemes).toBeUndefined();
+    const secured = new Agent({
+      card: { name: 's' },
+      authenticator: new APIKeyAuth({ validKeys: { k: [] } }),
+    });
+    expect(secured.getAgentCard()).toMatchObject({
+      securitySchemes: { apiKey: { type: 'apiKey', scheme: null } },
+    });
+  });
+
+  it('rejects bad construction with clear ValueErrors', () => {
+    expect(() => new Agent({} as never)).toThrow(ValueError);
+    expect(() => new Agent({ card: { name: 'x' }, execute: 'no' as never })).toThrow(/execute/);
+    expect(() => new Agent({ card: { name: 'x' }, warningRatio: 3 })).toThrow(/warningRatio/);
+    expect(() => new Agent({ card: { name: 'x' }, streamBufferSize: 0 })).toThrow(/streamBufferSize/);
+    expect(() => new Agent({ card: { name: 'x' }, budget: { max_steps: -1 } })).toThrow(ValidationError);
+  });
+
+  it("transport 'http' is required lazily; without @agent/transport-http it is a clear ValueError", () => {
+    const missing = (): never => {
+      throw Object.assign(new Error("Cannot find module '@agent/transport-http'"), {
+        code: 'MODULE_NOT_FOUND',
+      });
+    };
+    expect(() => loadHttpTransport({ url: 'http://127.0.0.1:0' }, missing)).toThrow(ValueError);
+    expect(() => loadHttpTransport({ url: 'http://127.0.0.1:0' }, missing)).toThrow(/install it/);
+    expect(() => loadHttpTransport({ url: 'http://127.0.0.1:0' }, () => ({}))).toThrow(/HTTPTransport/);
+    const network = new InProcessNetwork();
+    const seen: unknown[] = [];
+    const fake = {
+      HTTPTransport: function HTTPTransport(options: unknown) {
+        seen.push(options);
+        return network.transport('http-agent');
+      },
+    };
+    const auth = new APIKeyAuth({ validKeys: { k: [] } });
+    const transport = loadHttpTransport(
+      { url: 'http://127.0.0.1:0', authenticator: auth, credentials: 'k' },
+      () => fake,
+    );
+    expect(transport.kind).toBe('memory');
+    expect(seen).toEqual([{ url: 'http://127.0.0.1:0', authenticator: auth, credentials: 'k' }]);
+    expect(() => new Agent({ card: { name: 'x' }, transport: 'http' })).toThrow(/card.url/);
+  });
+
+  it('binds to a transport instance and starts/stops it', async () => {
+    const network = new InProcessNetwork();
+    const transport = network.transport('bound');
+    const agent = new Agent({ card: { name: 'bound' }, transport, execute: () => undefined });
+    expect(network.handlers.get('bound')).toBe(agent);
+    await agent.start();
+    expect(transport.started).toBe(true);
+    await agent.stop();
+    await agent.stop();
+    expect(transport.stopped).toBe(true);
+  });
+
+  it('completes with what execute added, and adopts a returned task', async () => {
+    const agent = new Agent({
+      card: { name: 'echo' },
+      execute: async (task, run) => {
+        await run.addMessage(createMessage(`echo: ${messageText(task.messages[0])}`, { role: 'agent' }));
+        await run.addArtifact(
+          {
+            id: 'art',
+            parts: [{ type: 'text', content: 'a' }],
+            metadata: {},
+            created_at: new Date().toISOString(),
+          },
+          { append: true },
+        );
+        await run.addArtifact(
+          {
+            id: 'art',
+            parts: [{ type: 'text', content: 'b' }],
+            metadata: {},
+            created_at: new Date().toISOString(),
+          },
+          { append: true, lastChunk: true },
+        );
+      },
+    });
+    const input = createTask('hi');
+    const events = await collect(agent.handleTaskStreaming(input, undefined as never));
+    expect(types(events)).toEqual([
+      'task.status',
+      'task.status',
+      'task.artifact',
+      'task.artifact',
+      'task.status',
+    ]);
+    expect(events[2]).toMatchObject({ append: false, last_chunk: false });
+    expect(events[3]).toMatchObject({ append: true, last_chunk: true });
+    const final = (events.at(-1) as { task: Task }).task;
+    expect(final.state).toBe('completed');
+    expect(final.artifacts).toHaveLength(1);
+    expect(final.artifacts[0].parts.map((part) => part.content)).toEqual(['a', 'b']);
+    expect(messageText(final.messages.at(-1))).toBe('echo: hi');
+    const replacing = new Agent({
+      card: { name: 'replace' },
+      execute: async (_task, run) => {
+        await run.addArtifact({
+          id: 'same',
+          parts: [{ type: 'text', content: 'v1' }],
+          metadata: {},
+          created_at: new Date().toISOString(),
+        });
+        await run.addArtifact({
+          id: 'same',
+          parts: [{ type: 'text', content: 'v2' }],
+          metadata: {},
+          created_at: new Date().toISOString(),
+        });
+      },
+    });
+    const replaced = await replacing.handleTask(createTask('x'));
+    expect(replaced.artifacts.map((artifact) => artifact.parts[0].content)).toEqual(['v2']);
+    // The caller's object is never mutated.
+    expect(input.state).toBe('submitted');
+    expect(input.metadata).toEqual({});
+
+    const returning = new Agent({
+      card: { name: 'r' },
+      execute: (task) => ({ ...task, state: 'input-required', metadata: { ...task.metadata, asked: true } }),
+    });
+    const paused = await returning.handleTask(createTask('x'));
+    expect(paused.state).toBe('input-required');
+    expect(paused.metadata).toMatchObject({ asked: true, run_context: expect.any(Object) });
+  });
+
+  it('a subclass can override execute', async () => {
+    class Upper extends Agent {
+      protected override async execute(task: Task, run: RunHandle): Promise<void> {
+        await run.addMessage(createMessage(messageText(task.messages[0]).toUpperCase(), { role: 'agent' }));
+      }
+    }
+    const task = await new Upper({ card: { name: 'upper' } }).handleTask(createTask('shout'));
+    expect(messageText(task.messages.at(-1))).toBe('SHOUT');
+  });
+
+  it('ends failed with metadata.error and exactly one task.error for errors in execute', async () => {
+    const sink = new InMemoryEventSink();
+    const agent = new Agent({
+      card: { name: 'f' },
+      eventSink: sink,
+      execute: () => Promise.reject(new Error('kaput')),
+    });
+    const task = await agent.handleTask(createTask('x'));
+    expect(task.state).toBe('failed');
+    expect(task.metadata.error).toEqual({ code: 'INTERNAL', message: 'kaput' });
+    expect(sink.toList().map((event) => event.type)).toEqual(['task.status', 'task.error', 'task.status']);
+    expect(sink.toList()[1].severity).toBe('error');
+    const none = await new Agent({ card: { name: 'n' } }).handleTask(createTask('x'));
+    expect(none.metadata.error).toMatchObject({ code: 'UNSUPPORTED_OPERATION' });
+  });
+
+  it('rejects input that is not a task, and a task id that is already running', async () => {
+    const started = deferred();
+    const agent = new Agent({
+      card: { name: 'a' },
+      execute: async (_task, run) => {
+        started.resolve();
+        await run.sleep(60_000);
+      },
+    });
+    await expect(agent.handleTask({ id: 1 } as never)).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      agent.handleTask({ ...createTask('x'), metadata: { f: () => 1 } } as never),
+    ).rejects.toBeInstanceOf(ValidationError);
+    const task = createTask('x');
+    const running = agent.handleTask(task);
+    await started.promise;
+    await expect(agent.handleTask(task)).rejects.toBeInstanceOf(InvalidRequestError);
+    await agent.stop();
+    expect((await running).metadata.cancel_reason).toBe('agent stopping');
+  });
+
+  it('a throwing sink never changes the outcome; the error is reported', async () => {
+    const reported: string[] = [];
+    const throwing: EventSink = {
+      emit: () => {
+        throw new Error('sink down');
+      },
+      emitTaskEvent: () => {
+        throw new Error('sink down');
+      },
+    };
+    const agent = new Agent({
+      card: { name: 'a' },
+      eventSink: throwing,
+      onObserverError: (_e, where) => reported.push(where),
+      execute: () => undefined,
+    });
+    expect((await agent.handleTask(createTask('x'))).state).toBe('completed');
+    expect(reported).toEqual(['eventSink', 'eventSink']);
+  });
+
+  it('verbosity 0 keeps streams to task.* events; the sink still gets everything', async () => {
+    const sink = new InMemoryEventSink();
+    const agent = new Agent({
+      card: { name: 'quiet' },
+      verbosity: 0,
+      eventSink: sink,
+      execute: async (_task, run) => {
+        await run.emit({ type: 'llm.stream', delta: 'x' });
+        await run.progress(0.5, 'half');
+      },
+    });
+    const events = await collect(agent.handleTaskStreaming(createTask('x'), undefined as never));
+    expect(types(events)).toEqual(['task.status', 'task.progress', 'task.status']);
+    expect(sink.toList().map((event) => event.type)).toEqual([
+      'task.status',
+      'llm.stream',
+      'task.progress',
+      'task.status',
+    ]);
+  });
+
+  it('run.emit fills ids and refuses a user-made final status; progress is validated', async () => {
+    const agent = new Agent({
+      card: { name: 'e' },
+      execute: async (_task, run) => {
+        await expect(
+          run.emit({ type: 'task.status', final: true, state: 'completed' }),
+        ).rejects.toBeInstanceOf(ValueError);
+        await expect(run.progress(2)).rejects.toBeInstanceOf(ValueError);
+        await run.emit({ type: 'task.progress', message: 'custom', task_id: 'spoofed' });
+      },
+    });
+    const events = await collect(
+      agent.handleTaskStreaming(createTask('x', { id: 'real' }), undefined as never),
+    );
+    const progress = events.find((event) => event.type === 'task.progress') as JsonObject;
+    expect(progress).toMatchObject({
+      task_id: 'real',
+      agent_name: 'e',
+      run_id: expect.any(String),
+      timestamp: expect.any(String),
+    });
+    expect(events.at(-1)).toMatchObject({ state: 'completed' });
+  });
+
+  it('writes snapshots and the run report to the run store', async () => {
+    const store = new InMemoryRunStore();
+    const agent = new Agent({
+      card: { name: 'stored' },
+      runStore: store,
+      execute: async (_task, run) => void (await run.progress(1, 'done')),
+    });
+    const task = await agent.handleTask(createTask('x', { metadata: { session_id: 'sess-1' } }));
+    const record = await store.getTaskRecord(task.id);
+    expect(record).toMatchObject({
+      task_id: task.id,
+      state: 'completed',
+      session_id: 'sess-1',
+      agent_name: 'stored',
+    });
+    const runId = (task.metadata.run_context as JsonObject).run_id as string;
+    const report = await store.getRunReport(runId);
+    expect(report?.runId).toBe(runId);
+    expect(report?.events.map((event: RunEvent) => event.type)).toEqual([
+      'task.status',
+      'task.progress',
+      'task.status',
+    ]);
+    expect(await agent.getTask(task.id)).toMatchObject({ id: task.id, state: 'completed' });
+    expect((await agent.listTasks({ sessionId: 'sess-1' })).map((entry) => entry.id)).toEqual([task.id]);
+  });
+
+  it('works with a real SQLite run store file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runtime-store-'));
+    const store = new SqliteRunStore({ path: join(dir, 'runs.db') });
+    try {
+      const agent = new Agent({
+        card: { name: 'sql' },
+        runStore: store,
+        execute: () => Promise.reject(new Error('nope')),
+      });
+      const task = await agent.handleTask(createTask('x'));
+      expect(await store.getTaskRecord(task.id)).toMatchObject({
+        state: 'failed',
+        task: { metadata: { error: { message: 'nope' } } },
+      });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a failing run store is reported and does not change the outcome', async () => {
+    const store = new InMemoryRunStore();
+    await store.close();
+    const reported: string[] = [];
+    const agent = new Agent({
+      card: { name: 'a' },
+      runStore: store,
+      onObserverError: (_e, where) => reported.push(where),
+      execute: () => undefined,
+    });
+    expect((await agent.handleTask(createTask('x'))).state).toBe('completed');
+    expect(reported).toContain('runStore');
+  });
+});
+
+describe('delegation', () => {
+  function pair(parentOptions: Partial<ConstructorParameters<typeof Agent>[0]> = {}) {
+    const network = new InProcessNetwork();
+    const child = new Agent({
+      card: { name: 'child' },
+      transport: network.transport('child'),
+      execute: async (task, run) => {
+        const text = messageText(task.messages[0]);
+        if (text === 'fail') throw new Error('child failed');
+        await run.addMessage(createMessage(`child got: ${text}`, { role: 'agent' }));
+      },
+    });
+    const sink = new InMemoryEventSink();
+    const parent = new Agent({
+      card: { name: 'parent' },
+      transport: network.transport('parent'),
+      eventSink: sink,
+      ...parentOptions,
+    });
+    return { network, child, parent, sink };
+  }
+
+  it('sendTaskTo inside a run is an agent.call action and the child gets a child context', async () => {
+    const { parent, sink } = pair({
+      execute: async (_task, run) => {
+        const result = await parent.sendTaskTo('child', createTask('sub'));
+        await run.addMessage(result.messages.at(-1) as never);
+      },
+    });
+    const task = await parent.handleTask(createTask('job'));
+    expect(task.state).toBe('completed');
+    expect(messageText(task.messages.at(-1))).toBe('child got: sub');
+    const actions = sink.toList().filter((event) => event.type.startsWith('action.'));
+    expect(actions.map((event) => event.type)).toEqual([
+      'action.requested',
+      'action.policy',
+      'action.started',
+      'action.completed',
+    ]);
+    expect(actions[0].payload.action).toMatchObject({
+      kind: 'agent.call',
+      name: 'child',
+      capabilities: ['agent.call'],
+    });
+    expect(actions[0].delegation_id).toEqual(expect.any(String));
+    expect(actions[3].payload.result).toMatchObject({ state: 'completed' });
+  });
+
+  it('a policy can deny delegation', async () => {
+    const { parent, network } = pair({
+      policy: { 'agent.call': 'deny' },
+      execute: async (_task, run) => void (await run.sendTaskTo('child', createTask('sub'))),
+    });
+    const task = await parent.handleTask(createTask('job'));
+    expect(task.metadata.error).toMatchObject({ code: 'ACTION_DENIED' });
+    expect(network.log).toEqual([]);
+  });
+
+  it('sendMessageTo answers with the reply message, or throws the remote error', async () => {
+    const { parent } = pair();
+    const reply = await parent.sendMessageTo('child', 'hello');
+    expect(messageText(reply)).toBe('child got: hello');
+    await expect(parent.sendMessageTo('child', 'fail')).rejects.toThrow('child failed');
+    await expect(parent.sendMessageTo('nobody', 'x')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(
+      new Agent({ card: { name: 'lonely' } }).sendTaskTo('child', createTask('x')),
+    ).rejects.toThrow(/transport/);
+  });
+});

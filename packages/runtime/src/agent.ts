@@ -1,0 +1,516 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  AgentError,
+  CLIENT_OPERATIONS,
+  createMessage,
+  createTask,
+  isRecord,
+  newId,
+  TaskCanceledError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+  validateTask,
+  ValueError,
+  InternalError,
+  ValidationError,
+  type AgentCard,
+  type RunBudgetData,
+  type CallContext,
+  type JsonObject,
+  type ListTasksQuery,
+  type Message,
+  type Task,
+  type TaskEvent,
+  type TaskHandler,
+  type Transport,
+} from '@agent/core';
+import type { Authenticator } from '@agent/auth';
+import { RunRecorder, type EventSink, type RunStore } from '@agent/events';
+import type { ApprovalHandler } from './approvals.js';
+import { authorizeAction, performAction, runTool, type ActionScope } from './authorize.js';
+import { BudgetTracker } from './budget-tracker.js';
+import { CancellationToken, raceAbort } from './cancellation.js';
+import { CapabilityPolicy, type Policy } from './capability-policy.js';
+import { EventQueue } from './event-queue.js';
+import type { LLM } from './llm/types.js';
+import { loadHttpTransport } from './load-transport.js';
+import { RunAction } from './run-action.js';
+import { RunBudget, type RunBudgetInit } from './run-budget.js';
+import { RunContext } from './run-context.js';
+import { TaskRegistry } from './task-registry.js';
+import { resultState, TaskRun, type RunHandle, type RunHost } from './task-run.js';
+import type { RuntimeEventInput } from './run-events.js';
+import { ToolRegistry, type RegisteredTool, type ToolDefinition } from './tools.js';
+
+/** User logic: runs one task. Resolve with the task (or nothing: the runtime completes it). */
+export type ExecuteFunction = (task: Task, run: RunHandle) => Promise<Task | void> | Task | void;
+
+export interface AgentOptions {
+  /** Discovery metadata; `name` is the agent's name in events and `agent_chain`. */
+  card: Partial<AgentCard> & { name: string };
+  /** A transport the agent binds itself to, or `'http'` (needs `@agent/transport-http` installed). */
+  transport?: Transport | 'http';
+  /** Server-side authenticator: advertised in the card and handed to an `'http'` transport. */
+  authenticator?: Authenticator;
+  /** Client-side raw credential for outgoing calls, handed to an `'http'` transport. */
+  credentials?: string;
+  /** Capability policy, or its rule map. Default: allow everything (SPEC.md). */
+  policy?: Policy | Record<string, 'allow' | 'deny' | 'require_approval' | boolean>;
+  /** Decides `require_approval` actions. Without one such actions fail with ApprovalRequiredError. */
+  approvalHandler?: ApprovalHandler;
+  /** Model for the built-in inference loop (the default `execute` when none is given). */
+  llm?: LLM;
+  /** System prompt of the built-in loop. */
+  instructions?: string;
+  /** Where task snapshots and run reports go. */
+  runStore?: RunStore;
+  /** Receives every event of every run as a RunEvent. */
+  eventSink?: EventSink;
+  /** Agent-level ceiling; a task's `run_context.budget` can only make it stricter. */
+  budget?: RunBudget | RunBudgetInit | RunBudgetData;
+  /** 0: streams carry only task.* events; 1 (default): every runtime event. Sinks always get all. */
+  verbosity?: number;
+  /** User logic; alternatively subclass Agent and override `execute`. */
+  execute?: ExecuteFunction;
+  /** Tools to register at construction. */
+  tools?: ToolDefinition[];
+  /** Fraction of a budget limit at which `budget.warning` fires. Default 0.8. */
+  warningRatio?: number;
+  /** Inference steps allowed when the budget sets no `max_steps`. Default 25. */
+  maxSteps?: number;
+  /** Events buffered per stream before the run waits for the consumer. Default 256. */
+  streamBufferSize?: number;
+  /** How long a finished task answers cancel with TaskNotCancelable (ms). Default 600000. */
+  finishedTaskRetentionMs?: number;
+  /** Called when a sink, recorder, run store or child cancel fails; those never change a run's outcome. */
+  onObserverError?: (error: unknown, where: string) => void;
+}
+
+export interface CallToolOptions {
+  signal?: AbortSignal;
+  /** Receives the action's events (there is no task stream outside a task). */
+  onEvent?: (event: RuntimeEventInput) => void;
+}
+
+interface Ambient {
+  agent: Agent;
+  run: TaskRun;
+}
+
+const ambient = new AsyncLocalStorage<Ambient>();
+
+/**
+ * An agent: runs tasks with a RunContext, budget, policy, approvals, cancellation and events, and
+ * implements core's TaskHandler so any transport can serve it.
+ */
+export class Agent implements TaskHandler, RunHost {
+  readonly transport: Transport | null;
+  readonly policy: Policy | null;
+  readonly approvalHandler: ApprovalHandler | null;
+  readonly llm: LLM | null;
+  readonly instructions: string | null;
+  readonly runStore: RunStore | null;
+  readonly eventSink: EventSink | null;
+  readonly budget: RunBudget | null;
+  readonly verbosity: number;
+  readonly defaultMaxSteps: number;
+  readonly tools = new ToolRegistry();
+  readonly registry: TaskRegistry;
+  private readonly authenticator: Authenticator | null;
+  private readonly executeOption: ExecuteFunction | null;
+  private readonly warningRatio: number;
+  private readonly streamBufferSize: number;
+  private readonly onObserverError: ((error: unknown, where: string) => void) | null;
+  private readonly baseCard: AgentCard;
+  private readonly childCancels = new Set<Promise<void>>();
+
+  constructor(options: AgentOptions) {
+    if (
+      !isRecord(options) ||
+      !isRecord(options.card) ||
+      typeof options.card.name !== 'string' ||
+      options.card.name === ''
+    ) {
+      throw new ValueError('new Agent({ card }) needs a card with a non-empty name');
+    }
+    this.baseCard = { description: '', url: '', ...options.card } as AgentCard;
+    this.authenticator = options.authenticator ?? null;
+    this.policy =
+      options.policy === undefined
+        ? null
+        : isPolicy(options.policy)
+          ? options.policy
+          : new CapabilityPolicy(options.policy);
+    this.approvalHandler = options.approvalHandler ?? null;
+    if (this.approvalHandler !== null && typeof this.approvalHandler !== 'function')
+      throw new ValueError('approvalHandler must be a function');
+    this.llm = options.llm ?? null;
+    this.instructions = options.instructions ?? null;
+    this.runStore = options.runStore ?? null;
+    this.eventSink = options.eventSink ?? null;
+    this.budget = RunBudget.from(options.budget);
+    this.verbosity = options.verbosity ?? 1;
+    this.executeOption = options.execute ?? null;
+    if (this.executeOption !== null && typeof this.executeOption !== 'function')
+      throw new ValueError('execute must be a function');
+    this.warningRatio = options.warningRatio ?? 0.8;
+    this.defaultMaxSteps = positiveInteger('maxSteps', options.maxSteps ?? 25);
+    this.streamBufferSize = positiveInteger('streamBufferSize', options.streamBufferSize ?? 256);
+    this.onObserverError = options.onObserverError ?? null;
+    this.registry = new TaskRegistry({ retentionMs: options.finishedTaskRetentionMs });
+    if (typeof this.warningRatio !== 'number' || !(this.warningRatio >= 0 && this.warningRatio <= 1)) {
+      throw new ValueError('warningRatio must be a number between 0 and 1');
+    }
+    for (const tool of options.tools ?? []) this.registerTool(tool);
+    if (options.transport === 'http') {
+      this.transport = loadHttpTransport({
+        url: this.baseCard.url,
+        authenticator: options.authenticator,
+        credentials: options.credentials,
+      });
+    } else {
+      this.transport = options.transport ?? null;
+    }
+    this.transport?.bind(this);
+  }
+
+  get name(): string {
+    return this.baseCard.name;
+  }
+
+  /** The card, with `securitySchemes` when an authenticator is configured. */
+  get card(): AgentCard {
+    const card: AgentCard = structuredClone(this.baseCard);
+    card.capabilities = { streaming: true, ...card.capabilities };
+    if (this.authenticator) {
+      const scheme = this.authenticator.securityScheme;
+      card.securitySchemes = { ...card.securitySchemes, [scheme.authType]: scheme.toDict() };
+    }
+    return card;
+  }
+
+  /** Ids of the tasks running now. */
+  get activeTaskIds(): string[] {
+    return this.registry.ids;
+  }
+
+  getAgentCard(_ctx?: CallContext): AgentCard {
+    return this.card;
+  }
+
+  /** Starts the transport, when one is set. */
+  async start(): Promise<void> {
+    await this.transport?.start();
+  }
+
+  /** Cancels running tasks (reason `agent stopping`), waits for them, then stops the transport. Idempotent. */
+  async stop(): Promise<void> {
+    const running = this.registry.ids
+      .map((id) => this.registry.get(id))
+      .filter((entry) => entry !== undefined);
+    for (const entry of running) if (entry.finalState === null) entry.token.cancel('agent stopping');
+    await Promise.all(running.map((entry) => entry.done));
+    await Promise.all([...this.childCancels]);
+    await this.transport?.stop();
+  }
+
+  registerTool<TArgs extends JsonObject = JsonObject>(definition: ToolDefinition<TArgs>): RegisteredTool {
+    return this.tools.register(definition);
+  }
+
+  /** The live token of an active task, or undefined. */
+  getCancellationToken(taskId: string): CancellationToken | undefined {
+    return this.registry.get(taskId)?.token;
+  }
+
+  handleTask(task: Task, ctx?: CallContext): Promise<Task> {
+    return this.runTask(task, ctx);
+  }
+
+  /**
+   * Runs a task with active-task registration and resolves with the finished task: completed,
+   * failed (with `metadata.error`) or canceled. Rejects only for input that is not a task or a
+   * task id that is already running.
+   */
+  async runTask(task: Task, _ctx?: CallContext): Promise<Task> {
+    const run = this.startRun(task, null);
+    void this.drive(run);
+    return run.done;
+  }
+
+  /** Runs a task and yields its events as they happen, ending with exactly one final `task.status`. */
+  async *handleTaskStreaming(task: Task, _ctx?: CallContext): AsyncIterable<TaskEvent> {
+    const queue = new EventQueue<TaskEvent>(this.streamBufferSize);
+    const run = this.startRun(task, queue);
+    void this.drive(run);
+    // Leaving the loop early detaches the queue (the run goes on): it is not a cancel.
+    yield* queue;
+  }
+
+  async cancelTask(taskId: string, reason?: string, _ctx?: CallContext): Promise<Task> {
+    if (typeof taskId !== 'string' || taskId === '') throw new ValueError('cancelTask needs a task id');
+    const entry = this.registry.get(taskId);
+    if (!entry) {
+      if (this.registry.finishedTask(taskId))
+        throw new TaskNotCancelableError(`Task ${taskId} has already finished`, {
+          data: { task_id: taskId },
+        });
+      throw new TaskNotFoundError(`Task ${taskId} is not active`, { data: { task_id: taskId } });
+    }
+    if (entry.finalState !== null) {
+      throw new TaskNotCancelableError(`Task ${taskId} is already ${entry.finalState}`, {
+        data: { task_id: taskId, state: entry.finalState },
+      });
+    }
+    const why = typeof reason === 'string' && reason !== '' ? reason : 'canceled';
+    for (const delegation of entry.delegations)
+      this.cancelChild(delegation.target, delegation.childTaskId, why);
+    entry.token.cancel(why);
+    return entry.done;
+  }
+
+  async getTask(taskId: string, _ctx?: CallContext): Promise<Task | null> {
+    const entry = this.registry.get(taskId);
+    if (entry) return structuredClone(entry.task);
+    const finished = this.registry.finishedTask(taskId);
+    if (finished) return structuredClone(finished);
+    const record = this.runStore ? await this.runStore.getTaskRecord(taskId) : null;
+    return record ? record.task : null;
+  }
+
+  async listTasks(query: ListTasksQuery, _ctx?: CallContext): Promise<Task[]> {
+    if (this.runStore) return (await this.runStore.listTaskRecords(query)).map((record) => record.task);
+    const tasks = this.registry.ids
+      .map((id) => this.registry.get(id)?.task)
+      .filter((task): task is Task => task !== undefined);
+    return tasks
+      .filter((task) => query.state === undefined || task.state === query.state)
+      .slice(0, query.limit ?? tasks.length)
+      .map((task) => structuredClone(task));
+  }
+
+  /**
+   * Runs a tool outside a task, with the same validation, policy and approval handling. `context`
+   * supplies permissions (a RunContext, its dict form, or null). Rejects with the typed error.
+   */
+  async callToolInContext(
+    name: string,
+    context: RunContext | JsonObject | null,
+    args: JsonObject = {},
+    options: CallToolOptions = {},
+  ): Promise<unknown> {
+    const runContext =
+      context === null || context === undefined
+        ? null
+        : context instanceof RunContext
+          ? context
+          : RunContext.fromDict(context);
+    const token = new CancellationToken();
+    const onAbort = (): void =>
+      token.cancel(typeof options.signal?.reason === 'string' ? options.signal.reason : 'aborted');
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const scope: ActionScope = {
+      policy: this.policy,
+      approvalHandler: this.approvalHandler,
+      context: runContext,
+      token,
+      emit: async (event) => {
+        options.onEvent?.({
+          ...event,
+          agent_name: this.name,
+          ...(runContext ? { run_id: runContext.runId } : {}),
+        });
+      },
+    };
+    try {
+      return await runTool(this.tools.require(name), args, scope);
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Sends a task to another agent (URL or name) over this agent's transport and resolves with the
+   * finished task. Inside a run it is a policy-checked `agent.call` action with capability
+   * `agent.call`, the child gets `context.child()`, and canceling this task cancels the child.
+   */
+  sendTaskTo(target: string, task: Task): Promise<Task> {
+    const current = ambient.getStore();
+    return this.delegate(target, task, current?.agent === this ? current.run : null);
+  }
+
+  /** Sends a message as a new task and resolves with the other agent's last reply message. */
+  async sendMessageTo(target: string, message: Message | string): Promise<Message> {
+    const outgoing = typeof message === 'string' ? createMessage(message) : message;
+    const result = await this.sendTaskTo(target, createTask(outgoing));
+    if (result.state === 'failed') throw AgentError.fromJSON(result.metadata.error);
+    if (result.state === 'canceled')
+      throw new TaskCanceledError(`Task ${result.id} was canceled`, {
+        data: { reason: result.metadata.cancel_reason ?? null },
+      });
+    const reply = [...result.messages].reverse().find((entry) => entry.role === 'agent');
+    if (!reply)
+      throw new InternalError(`Agent ${target} answered without a message`, {
+        data: { task_id: result.id, state: result.state },
+      });
+    return reply;
+  }
+
+  /** @internal Delegation, used by `sendTaskTo` and `run.sendTaskTo`. */
+  async delegate(target: string, task: Task, run: TaskRun | null): Promise<Task> {
+    const transport = this.transport;
+    if (!transport)
+      throw new ValueError('sendTaskTo needs a transport: pass one to new Agent({ transport })');
+    if (typeof target !== 'string' || target === '')
+      throw new ValueError('sendTaskTo needs a target URL or agent name');
+    const child = validateTask(cloneInput(task));
+    if (!run) {
+      RunContext.ensureTaskContext(child);
+      return transport.send<Task>(CLIENT_OPERATIONS.send_task, target, child);
+    }
+    run.token.raiseIfCancelled();
+    if (child.metadata.run_context === undefined) child.metadata.run_context = run.context.child().toDict();
+    RunContext.ensureTaskContext(child);
+    const delegationId = newId();
+    const action = new RunAction({
+      kind: 'agent.call',
+      name: target,
+      payload: { target, task_id: child.id },
+      capabilities: ['agent.call'],
+      description: `Delegate task ${child.id} to ${target}`,
+    });
+    const scope = run.scope({ delegation_id: delegationId });
+    await authorizeAction(action, scope);
+    const delegation = { delegationId, target, childTaskId: child.id };
+    run.delegations.add(delegation);
+    try {
+      return await performAction(
+        action,
+        scope,
+        (signal) => transport.send<Task>(CLIENT_OPERATIONS.send_task, target, child, undefined, { signal }),
+        (result) => ({
+          task_id: result.id,
+          state: result.state,
+        }),
+      );
+    } finally {
+      run.delegations.delete(delegation);
+    }
+  }
+
+  /**
+   * User logic. The default runs the built-in inference loop on `llm` and answers with its final
+   * text; override it in a subclass or pass `execute`.
+   */
+  protected async execute(task: Task, run: RunHandle): Promise<Task | void> {
+    if (this.executeOption) return this.executeOption(task, run);
+    if (!this.llm)
+      throw new UnsupportedOperationError(`Agent ${this.name} has neither an execute function nor an llm`);
+    const result = await run.infer();
+    await run.addMessage(createMessage(result.content, { role: 'agent' }));
+  }
+
+  /** @internal */
+  reportObserverError(error: unknown, where: string): void {
+    try {
+      this.onObserverError?.(error, where);
+    } catch {
+      // An error handler that throws must not change the run either.
+    }
+  }
+
+  private startRun(input: Task, queue: EventQueue<TaskEvent> | null): TaskRun {
+    const task = validateTask(cloneInput(input));
+    const context = RunContext.ensureTaskContext(task, { agentName: this.name });
+    const budget = (this.budget ?? new RunBudget()).combine(context.budget);
+    const token = new CancellationToken();
+    let run: TaskRun | null = null;
+    const tracker = new BudgetTracker(budget, {
+      warningRatio: this.warningRatio,
+      emit: (event) => run?.emit(event),
+    });
+    const recorder = this.runStore
+      ? new RunRecorder({ agentName: this.name, context: context.toDict() })
+      : null;
+    task.state = 'working';
+    run = new TaskRun(this, task, context, token, tracker, queue, recorder);
+    this.registry.register(run);
+    return run;
+  }
+
+  private async drive(run: TaskRun): Promise<void> {
+    try {
+      await run.persist(structuredClone(run.task));
+      run.token.raiseIfCancelled();
+      await run.emit({ type: 'task.status', state: 'working', final: false });
+      run.token.raiseIfCancelled();
+      const work = ambient.run({ agent: this, run }, () =>
+        Promise.resolve().then(() => this.execute(run.task, run.handle)),
+      );
+      const result = await raceAbort(work, run.token.signal);
+      run.token.raiseIfCancelled();
+      if (isRecord(result) && result !== run.task) adoptResult(run.task, result as Task);
+      await run.finish({ state: resultState(run.task.state) });
+    } catch (error) {
+      await run.finish({ state: isCancellation(error, run.token) ? 'canceled' : 'failed', error });
+    }
+  }
+
+  private cancelChild(target: string, childTaskId: string, reason: string): void {
+    const transport = this.transport;
+    if (!transport) return;
+    const pending = transport
+      .send(CLIENT_OPERATIONS.cancel_task, target, { task_id: childTaskId, reason })
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          // The child may have finished already; anything else is reported, never thrown.
+          if (!(
+            error instanceof AgentError &&
+            (error.code === 'TASK_NOT_FOUND' || error.code === 'TASK_NOT_CANCELABLE')
+          )) {
+            this.reportObserverError(error, 'childCancel');
+          }
+        },
+      )
+      .finally(() => this.childCancels.delete(pending));
+    this.childCancels.add(pending);
+  }
+}
+
+function isCancellation(error: unknown, token: CancellationToken): boolean {
+  return token.isCancelled || error instanceof TaskCanceledError;
+}
+
+/** Copies what `execute` returned into the live task; reserved runtime keys stay the runtime's. */
+function adoptResult(task: Task, result: Task): void {
+  if (Array.isArray(result.messages)) task.messages = structuredClone(result.messages);
+  if (Array.isArray(result.artifacts)) task.artifacts = structuredClone(result.artifacts);
+  if (isRecord(result.metadata)) {
+    const runContext = task.metadata.run_context;
+    task.metadata = { ...structuredClone(result.metadata), run_context: runContext };
+  }
+  if (typeof result.state === 'string') task.state = result.state;
+}
+
+function isPolicy(value: unknown): value is Policy {
+  return isRecord(value) && typeof (value as { evaluate?: unknown }).evaluate === 'function';
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new ValueError(`${name} must be a positive integer`);
+  return value;
+}
+
+/** A private copy of an incoming task; something that cannot be copied is not a task. */
+function cloneInput(task: Task): Task {
+  try {
+    return structuredClone(task);
+  } catch (error) {
+    throw new ValidationError(`Invalid task: ${(error as Error).message}`, {
+      data: { errors: [{ pointer: '/', message: 'must be JSON data' }] },
+    });
+  }
+}

@@ -1,0 +1,331 @@
+import {
+  createTask,
+  TaskCanceledError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  type JsonObject,
+  type Task,
+  type TaskEvent,
+} from '@agent/core';
+import { InMemoryEventSink } from '@agent/events';
+import { Agent } from './agent.js';
+import { approve } from './approvals.js';
+import { CancellationToken, raceAbort, sleep } from './cancellation.js';
+import { aborted, deferred, finalStatuses, types } from './test-support/helpers.js';
+import { InProcessNetwork } from './test-support/in-process-transport.js';
+import { ScriptedLLM } from './testing/index.js';
+
+/** Reads a stream until `predicate` matches, and hands back the iterator to continue. */
+async function readUntil(stream: AsyncIterable<TaskEvent>, predicate: (event: TaskEvent) => boolean) {
+  const iterator = stream[Symbol.asyncIterator]();
+  const seen: TaskEvent[] = [];
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) throw new Error(`stream ended before the awaited event; saw ${types(seen).join(',')}`);
+    seen.push(next.value);
+    if (predicate(next.value)) break;
+  }
+  const rest = async (): Promise<TaskEvent[]> => {
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return seen;
+      seen.push(next.value);
+    }
+  };
+  return { seen, rest };
+}
+
+function expectCanceled(events: TaskEvent[], task: Task, reason: string): void {
+  expect(finalStatuses(events)).toHaveLength(1);
+  expect(events.at(-1)).toMatchObject({ type: 'task.status', final: true, state: 'canceled' });
+  expect(types(events)).not.toContain('task.error');
+  expect(task.state).toBe('canceled');
+  expect(task.metadata.cancel_reason).toBe(reason);
+  expect(task.metadata.run_context).toMatchObject({ canceled: true, metadata: { cancel_reason: reason } });
+  expect(task.metadata.error).toBeUndefined();
+}
+
+describe('cancellation', () => {
+  it('while the model runs: the call is aborted and the stream ends with one canceled status', async () => {
+    const callAborted = deferred();
+    const llm = new ScriptedLLM([
+      async (_request, { signal }) => {
+        await aborted(signal);
+        callAborted.resolve();
+        throw signal.reason;
+      },
+    ]);
+    const agent = new Agent({ card: { name: 'a' }, llm });
+    const task = createTask('think hard');
+    const { rest } = await readUntil(
+      agent.handleTaskStreaming(task, undefined as never),
+      (event) => event.type === 'llm.call.started',
+    );
+    expect(agent.activeTaskIds).toEqual([task.id]);
+    const canceled = await agent.cancelTask(task.id, 'user stop');
+    await callAborted.promise;
+    const events = await rest();
+    expectCanceled(events, canceled, 'user stop');
+    expect(types(events)).not.toContain('llm.call.completed');
+    expect(agent.activeTaskIds).toEqual([]);
+    expect(agent.getCancellationToken(task.id)).toBeUndefined();
+  });
+
+  it('while a tool runs: the tool gets the abort and no action.completed/failed follows', async () => {
+    const toolSawAbort = deferred<unknown>();
+    const agent = new Agent({
+      card: { name: 'a' },
+      execute: async (_task, run) => void (await run.callTool('slow')),
+    });
+    agent.registerTool({
+      name: 'slow',
+      handler: async (_args, { signal }) => {
+        await aborted(signal);
+        toolSawAbort.resolve(signal.reason);
+        return 'late result';
+      },
+    });
+    const task = createTask('go');
+    const { rest } = await readUntil(
+      agent.handleTaskStreaming(task, undefined as never),
+      (event) => event.type === 'action.started',
+    );
+    const canceled = await agent.cancelTask(task.id, 'too slow');
+    expect(await toolSawAbort.promise).toBeInstanceOf(TaskCanceledError);
+    const events = await rest();
+    expectCanceled(events, canceled, 'too slow');
+    expect(types(events)).not.toContain('action.completed');
+    expect(types(events)).not.toContain('action.failed');
+  });
+
+  it('while awaiting approval: the handler is released and the tool never runs', async () => {
+    const handlerReleased = deferred();
+    let ran = false;
+    const agent = new Agent({
+      card: { name: 'a' },
+      policy: { 'records.delete': 'require_approval' },
+      approvalHandler: async (request, { signal }) => {
+        await aborted(signal);
+        handlerReleased.resolve();
+        return approve(request, 'too-late');
+      },
+      execute: async (_task, run) => void (await run.callTool('delete_record', { id: 'r' })),
+    });
+    agent.registerTool({
+      name: 'delete_record',
+      capabilities: ['records.delete'],
+      handler: () => {
+        ran = true;
+      },
+    });
+    const task = createTask('go');
+    const { rest } = await readUntil(
+      agent.handleTaskStreaming(task, undefined as never),
+      (event) => event.type === 'approval.required',
+    );
+    const canceled = await agent.cancelTask(task.id, 'nobody approves');
+    await handlerReleased.promise;
+    const events = await rest();
+    expectCanceled(events, canceled, 'nobody approves');
+    expect(types(events)).not.toContain('approval.decided');
+    expect(ran).toBe(false);
+  });
+
+  it('of a delegated child: canceling the parent cancels the child task too', async () => {
+    const network = new InProcessNetwork();
+    const childStarted = deferred<string>();
+    const child = new Agent({
+      card: { name: 'child' },
+      transport: network.transport('child'),
+      execute: async (task, run) => {
+        childStarted.resolve(task.id);
+        await run.sleep(60_000);
+      },
+    });
+    const parent = new Agent({
+      card: { name: 'parent' },
+      transport: network.transport('parent'),
+      execute: async (_task, run) => void (await run.sendTaskTo('child', createTask('sub-job'))),
+    });
+    const parentTask = createTask('job');
+    const running = parent.handleTask(parentTask);
+    const childId = await childStarted.promise;
+    expect(child.activeTaskIds).toEqual([childId]);
+    const canceled = await parent.cancelTask(parentTask.id, 'abandon job');
+    expect(canceled.state).toBe('canceled');
+    expect((await running).state).toBe('canceled');
+    // stop() waits for the scheduled child cancel.
+    await parent.stop();
+    const childTask = (await child.getTask(childId)) as Task;
+    expect(childTask.state).toBe('canceled');
+    expect(childTask.metadata.cancel_reason).toBe('abandon job');
+    expect(child.activeTaskIds).toEqual([]);
+    expect(network.log.map((entry) => `${entry.from}:${entry.operation}:${entry.target}`)).toEqual([
+      'parent:send_task:child',
+      'parent:cancel_task:child',
+    ]);
+    const childContext = childTask.metadata.run_context as JsonObject;
+    expect(childContext.parent_run_id).toBe((canceled.metadata.run_context as JsonObject).run_id);
+    expect(childContext.agent_chain).toEqual(['parent', 'child']);
+  });
+
+  it('of a finished task is TaskNotCancelableError; of an unknown id TaskNotFoundError', async () => {
+    const agent = new Agent({ card: { name: 'a' }, execute: () => undefined });
+    const done = await agent.handleTask(createTask('quick'));
+    expect(done.state).toBe('completed');
+    await expect(agent.cancelTask(done.id)).rejects.toBeInstanceOf(TaskNotCancelableError);
+    await expect(agent.cancelTask('never-seen')).rejects.toBeInstanceOf(TaskNotFoundError);
+    await expect(agent.cancelTask('')).rejects.toMatchObject({ code: 'VALUE_ERROR' });
+
+    const slow = new Agent({ card: { name: 'b' }, execute: (_task, run) => run.sleep(60_000) });
+    const task = createTask('slow');
+    const result = slow.handleTask(task);
+    await slow.cancelTask(task.id);
+    await expect(slow.cancelTask(task.id)).rejects.toBeInstanceOf(TaskNotCancelableError);
+    expect((await result).metadata.cancel_reason).toBe('canceled');
+  });
+
+  it('1,000 tasks run and canceled concurrently leave activeTaskIds empty', async () => {
+    const sink = new InMemoryEventSink();
+    const agent = new Agent({
+      card: { name: 'many' },
+      eventSink: sink,
+      execute: (_task, run) => run.sleep(60_000),
+    });
+    const tasks = Array.from({ length: 1000 }, (_, i) => createTask(`t${i}`));
+    const results = tasks.map((task) => agent.handleTask(task));
+    expect(agent.activeTaskIds).toHaveLength(1000);
+    const cancels = await Promise.all(tasks.map((task, i) => agent.cancelTask(task.id, `r${i}`)));
+    const finished = await Promise.all(results);
+    expect(agent.activeTaskIds).toEqual([]);
+    expect(
+      finished.every((task, i) => task.state === 'canceled' && task.metadata.cancel_reason === `r${i}`),
+    ).toBe(true);
+    expect(cancels.map((task) => task.id)).toEqual(tasks.map((task) => task.id));
+    const events = sink.toList();
+    expect(events.filter((event) => event.type === 'task.error')).toHaveLength(0);
+    expect(events.filter((event) => event.final)).toHaveLength(1000);
+  });
+
+  it('execute code that ignores the signal or swallows the cancel still ends canceled', async () => {
+    const ignoring = new Agent({ card: { name: 'a' }, execute: () => new Promise<void>(() => undefined) });
+    const first = createTask('hang');
+    const hanging = ignoring.handleTask(first);
+    await Promise.resolve();
+    expect((await ignoring.cancelTask(first.id, 'stuck')).state).toBe('canceled');
+    expect((await hanging).state).toBe('canceled');
+
+    const started = deferred();
+    const swallowing = new Agent({
+      card: { name: 'b' },
+      execute: async (task, run) => {
+        started.resolve();
+        await run.sleep(60_000).catch(() => undefined);
+        return task;
+      },
+    });
+    const second = createTask('swallow');
+    const result = swallowing.handleTask(second);
+    await started.promise;
+    await swallowing.cancelTask(second.id, 'stop');
+    expect((await result).state).toBe('canceled');
+    expect(swallowing.activeTaskIds).toEqual([]);
+  });
+
+  it('the live token serves raiseIfCancelled in long loops', async () => {
+    const progressed = deferred();
+    const agent = new Agent({
+      card: { name: 'a' },
+      execute: async (task, run) => {
+        const token = agent.getCancellationToken(task.id) as CancellationToken;
+        expect(token).toBe(run.token);
+        for (let i = 0; ; i += 1) {
+          token.raiseIfCancelled();
+          if (i === 3) progressed.resolve();
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      },
+    });
+    const task = createTask('loop');
+    const result = agent.handleTask(task);
+    await progressed.promise;
+    await agent.cancelTask(task.id, 'enough');
+    expect((await result).state).toBe('canceled');
+  });
+
+  it('a consumer that stops iterating is not a cancel: the run completes', async () => {
+    const sink = new InMemoryEventSink();
+    const finish = deferred();
+    const agent = new Agent({
+      card: { name: 'a' },
+      eventSink: sink,
+      execute: async (_task, run) => {
+        for (let i = 0; i < 50; i += 1) await run.progress(i / 50, `step ${i}`);
+        finish.resolve();
+      },
+    });
+    const task = createTask('go');
+    for await (const event of agent.handleTaskStreaming(task, undefined as never)) {
+      expect(event.type).toBe('task.status');
+      break;
+    }
+    await finish.promise;
+    for (let i = 0; i < 100 && agent.activeTaskIds.length > 0; i += 1)
+      await new Promise((resolve) => setImmediate(resolve));
+    expect(agent.activeTaskIds).toEqual([]);
+    expect((await agent.getTask(task.id))?.state).toBe('completed');
+    expect(sink.toList().filter((event) => event.type === 'task.progress')).toHaveLength(50);
+  });
+
+  it('streams with bounded buffering: a slow consumer holds the run back', async () => {
+    let produced = 0;
+    let maxAhead = 0;
+    const agent = new Agent({
+      card: { name: 'a' },
+      streamBufferSize: 4,
+      execute: async (_task, run) => {
+        for (let i = 0; i < 100; i += 1) {
+          await run.progress(null, `p${i}`);
+          produced += 1;
+        }
+      },
+    });
+    let consumed = 0;
+    for await (const event of agent.handleTaskStreaming(createTask('go'), undefined as never)) {
+      if (event.type === 'task.progress') consumed += 1;
+      maxAhead = Math.max(maxAhead, produced - consumed);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(consumed).toBe(100);
+    expect(maxAhead).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('cancellation primitives', () => {
+  it('CancellationToken keeps the first reason and notifies once', () => {
+    const token = new CancellationToken();
+    const calls: string[] = [];
+    const off = token.onCancel(() => calls.push('a'));
+    token.onCancel(() => calls.push('b'))();
+    token.cancel('first');
+    token.cancel('second');
+    off();
+    expect(calls).toEqual(['a']);
+    expect(token.reason).toBe('first');
+    expect(() => token.raiseIfCancelled()).toThrow(TaskCanceledError);
+    expect(token.signal.reason).toBeInstanceOf(TaskCanceledError);
+    token.onCancel(() => calls.push('late'));
+    expect(calls).toEqual(['a', 'late']);
+  });
+
+  it('sleep and raceAbort reject with the TaskCanceledError', async () => {
+    const token = new CancellationToken();
+    const waiting = sleep(60_000, token.signal);
+    const racing = raceAbort(new Promise(() => undefined), token.signal);
+    token.cancel('now');
+    await expect(waiting).rejects.toBeInstanceOf(TaskCanceledError);
+    await expect(racing).rejects.toThrow('Task canceled: now');
+    await expect(sleep(1, token.signal)).rejects.toBeInstanceOf(TaskCanceledError);
+    await expect(sleep(1)).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,109 @@
+import { TaskCanceledError } from '@agent/core';
+
+/**
+ * The live cancel switch of one task: an AbortController whose reason is a TaskCanceledError.
+ * Pass `signal` to anything that can be aborted; call `raiseIfCancelled()` inside long loops.
+ */
+export class CancellationToken {
+  private readonly controller = new AbortController();
+  private cancelReason: string | null = null;
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get isCancelled(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  /** The reason given to `cancel`, or null while not canceled. */
+  get reason(): string | null {
+    return this.cancelReason;
+  }
+
+  /** Aborts the signal once; later calls keep the first reason. */
+  cancel(reason = 'canceled'): void {
+    if (this.isCancelled) return;
+    this.cancelReason = reason;
+    this.controller.abort(new TaskCanceledError(`Task canceled: ${reason}`, { data: { reason } }));
+  }
+
+  /** Throws the TaskCanceledError when canceled. */
+  raiseIfCancelled(): void {
+    if (this.isCancelled) throw this.error();
+  }
+
+  /** The error a canceled operation rejects with. */
+  error(): TaskCanceledError {
+    const reason = this.controller.signal.reason as unknown;
+    return reason instanceof TaskCanceledError
+      ? reason
+      : new TaskCanceledError(`Task canceled: ${this.cancelReason ?? 'canceled'}`);
+  }
+
+  /** Runs `callback` on cancel (at once when already canceled); returns the unsubscribe function. */
+  onCancel(callback: () => void): () => void {
+    if (this.isCancelled) {
+      callback();
+      return () => undefined;
+    }
+    const listener = (): void => callback();
+    this.signal.addEventListener('abort', listener, { once: true });
+    return () => this.signal.removeEventListener('abort', listener);
+  }
+}
+
+/** The TaskCanceledError a signal was aborted with, or a new one for a foreign reason. */
+export function abortError(signal: AbortSignal): Error {
+  const reason = signal.reason as unknown;
+  if (reason instanceof Error) return reason;
+  return new TaskCanceledError(typeof reason === 'string' ? `Task canceled: ${reason}` : undefined);
+}
+
+/**
+ * Settles with `work`, or rejects as soon as `signal` aborts, whichever comes first. The work is
+ * not stopped by this (it got the signal itself); its late rejection is absorbed so it cannot
+ * surface as an unhandled rejection.
+ */
+export function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(abortError(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      work.catch(() => undefined);
+      reject(abortError(signal));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Waits `ms` milliseconds; rejects with the abort reason (TaskCanceledError) when `signal` aborts first. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(abortError(signal));
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(abortError(signal as AbortSignal));
+    };
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

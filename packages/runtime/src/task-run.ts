@@ -1,0 +1,418 @@
+import {
+  AgentError,
+  finalStatusEvent,
+  isRecord,
+  isTerminalState,
+  nowIso,
+  TaskCanceledError,
+  ValueError,
+  type Artifact,
+  type JsonObject,
+  type Message,
+  type Task,
+  type TaskEvent,
+  type TaskState,
+} from '@agent/core';
+import type { EventSink, RunRecorder, RunStore } from '@agent/events';
+import type { ApprovalHandler } from './approvals.js';
+import { runTool, type ActionScope } from './authorize.js';
+import type { BudgetTracker } from './budget-tracker.js';
+import { sleep, type CancellationToken } from './cancellation.js';
+import type { Policy } from './capability-policy.js';
+import type { EventQueue } from './event-queue.js';
+import { runInferenceLoop, type InferenceResult } from './llm/inference-loop.js';
+import type { LLM, LLMMessage } from './llm/types.js';
+import type { RunContext } from './run-context.js';
+import type { RuntimeEventInput } from './run-events.js';
+import type { ActiveTask, Delegation, TaskRegistry } from './task-registry.js';
+import type { ToolRegistry } from './tools.js';
+
+/** Options of `run.infer()`. */
+export interface InferOptions {
+  /** System prompt; default: the agent's `instructions`. */
+  instructions?: string;
+  /** The prompt; default: the task's messages (user → user, agent → assistant, system → system). */
+  messages?: LLMMessage[];
+  /** Tool names the model may call; default: every registered tool. */
+  tools?: readonly string[];
+  /** Stream the model's output as `llm.stream` events; default: true on streaming runs. */
+  stream?: boolean;
+}
+
+/** The `run` handed to user logic: the context, the cancel switch and the run's effects. */
+export interface RunHandle {
+  readonly taskId: string;
+  readonly context: RunContext;
+  readonly token: CancellationToken;
+  /** Aborts when the task is canceled. */
+  readonly signal: AbortSignal;
+  readonly budget: BudgetTracker;
+  /** Emits an event; the runtime fills `task_id`, `timestamp`, `run_id`, `agent_name`. Awaiting it applies back-pressure. */
+  emit(event: RuntimeEventInput): Promise<void>;
+  /** `task.progress` with `progress` (0..1) and `message`. */
+  progress(progress: number | null, message?: string): Promise<void>;
+  /** Calls a registered tool through validation, policy and approvals; rejects with the typed error. */
+  callTool(name: string, args?: JsonObject): Promise<unknown>;
+  /** Attaches an artifact and emits `task.artifact`. With `append`, parts extend the artifact with the same id. */
+  addArtifact(artifact: Artifact, options?: { append?: boolean; lastChunk?: boolean }): Promise<void>;
+  /** Appends a message to the task and emits a non-final `task.status` carrying it. */
+  addMessage(message: Message): Promise<void>;
+  /** Waits `ms` milliseconds; rejects with TaskCanceledError when the task is canceled. */
+  sleep(ms: number): Promise<void>;
+  /** Runs the built-in inference loop on the agent's LLM. */
+  infer(options?: InferOptions): Promise<InferenceResult>;
+  /** Delegates a task to another agent (policy-checked `agent.call`; canceled with this task). */
+  sendTaskTo(target: string, task: Task): Promise<Task>;
+}
+
+/** What a run needs from its agent. */
+export interface RunHost {
+  readonly name: string;
+  readonly policy: Policy | null;
+  readonly approvalHandler: ApprovalHandler | null;
+  readonly tools: ToolRegistry;
+  readonly llm: LLM | null;
+  readonly instructions: string | null;
+  readonly defaultMaxSteps: number;
+  readonly verbosity: number;
+  readonly eventSink: EventSink | null;
+  readonly runStore: RunStore | null;
+  readonly registry: TaskRegistry;
+  delegate(target: string, task: Task, run: TaskRun | null): Promise<Task>;
+  reportObserverError(error: unknown, where: string): void;
+}
+
+const LIFECYCLE_EVENTS = new Set(['task.status', 'task.artifact', 'task.progress', 'task.error']);
+
+/**
+ * One execution of one task: owns the live task copy, its events (stream queue, sink, recorder)
+ * and the final bookkeeping. The final part cannot be canceled and runs exactly once.
+ */
+export class TaskRun implements ActiveTask {
+  readonly taskId: string;
+  readonly delegations = new Set<Delegation>();
+  finalState: TaskState | null = null;
+  readonly done: Promise<Task>;
+  private resolveDone!: (task: Task) => void;
+  private closed = false;
+  private currentStep: number | null = null;
+  readonly handle: RunHandle;
+
+  constructor(
+    readonly host: RunHost,
+    readonly task: Task,
+    public context: RunContext,
+    readonly token: CancellationToken,
+    readonly tracker: BudgetTracker,
+    private readonly queue: EventQueue<TaskEvent> | null,
+    private readonly recorder: RunRecorder | null,
+  ) {
+    this.taskId = task.id;
+    this.done = new Promise<Task>((resolve) => {
+      this.resolveDone = resolve;
+    });
+    this.handle = this.createHandle();
+  }
+
+  get streaming(): boolean {
+    return this.queue !== null;
+  }
+
+  /** Fills the ids, feeds sink and recorder, then the stream (waiting while a bounded stream is full). */
+  async emit(input: RuntimeEventInput): Promise<void> {
+    if (this.closed) return;
+    if (!isRecord(input) || typeof input.type !== 'string')
+      throw new ValueError('An event needs a string "type"');
+    if (input.type === 'task.status' && input.final === true)
+      throw new ValueError('Only the runtime emits the final task.status');
+    const event = this.fill(input);
+    this.observe(event);
+    if (this.queue && (this.host.verbosity >= 1 || LIFECYCLE_EVENTS.has(event.type))) {
+      await this.queue.push(event, { signal: this.token.signal });
+    }
+  }
+
+  /** An action scope for this run; `fields` are added to each of its events. */
+  scope(fields: JsonObject = {}): ActionScope {
+    return {
+      policy: this.host.policy,
+      approvalHandler: this.host.approvalHandler,
+      context: this.context,
+      token: this.token,
+      tracker: this.tracker,
+      emit: (event) => this.emit(event),
+      eventFields: fields,
+    };
+  }
+
+  /**
+   * Ends the run. The state is decided synchronously (a cancel seen here wins), then the
+   * bookkeeping runs to the end whatever happens: registry entry removed, `task.error` when
+   * failed, stores written, exactly one final `task.status`.
+   */
+  async finish(outcome: { state: TaskState; error?: unknown }): Promise<Task> {
+    if (this.finalState !== null) return this.done;
+    let state = outcome.state;
+    if (this.token.isCancelled) state = 'canceled';
+    this.finalState = state;
+    try {
+      await this.finalize(state, outcome.error);
+    } catch (error) {
+      // Last resort (e.g. user code left uncopyable values in the task): the run still ends.
+      this.host.reportObserverError(error, 'finish');
+      this.closed = true;
+      const task = jsonClone(this.task);
+      this.host.registry.complete(this.taskId, task);
+      if (this.queue) {
+        await this.queue.push(
+          { ...finalStatusEvent(task), run_id: this.context.runId, agent_name: this.host.name } as TaskEvent,
+          { force: true },
+        );
+        this.queue.close();
+      }
+      this.resolveDone(task);
+    }
+    return this.done;
+  }
+
+  private async finalize(state: TaskState, cause: unknown): Promise<void> {
+    const task = this.task;
+    task.state = state;
+    let errorEvent: RuntimeEventInput | null = null;
+    if (state === 'canceled') {
+      const reason = this.token.reason ?? cancelReasonOf(cause) ?? 'canceled';
+      task.metadata.cancel_reason = reason;
+      this.context = this.context.cancel(reason);
+      delete task.metadata.error;
+    } else if (state === 'failed') {
+      const error = cause === undefined ? null : AgentError.from(cause);
+      if (error) task.metadata.error = jsonClone(error.toJSON());
+      const body = isRecord(task.metadata.error)
+        ? task.metadata.error
+        : { code: 'INTERNAL', message: 'Task failed' };
+      errorEvent = {
+        type: 'task.error',
+        error: body,
+        summary: typeof body.message === 'string' ? body.message : 'Task failed',
+      };
+    }
+    task.metadata.run_context = this.context.toDict();
+    if (errorEvent) {
+      const event = this.fill(errorEvent);
+      this.observe(event);
+      await this.queue?.push(event, { force: true });
+    }
+    this.closed = true;
+    const finalTask = jsonClone(task);
+    this.host.registry.complete(this.taskId, finalTask);
+    const finalEvent = {
+      ...finalStatusEvent(jsonClone(finalTask)),
+      run_id: this.context.runId,
+      agent_name: this.host.name,
+    } as TaskEvent;
+    this.observe(finalEvent);
+    await this.persist(finalTask);
+    if (this.queue) {
+      await this.queue.push(finalEvent, { force: true });
+      this.queue.close();
+    }
+    this.resolveDone(finalTask);
+  }
+
+  /** Saves a snapshot (and, when final, the run report) to the run store; failures are reported, not thrown. */
+  async persist(snapshot: Task): Promise<void> {
+    const store = this.host.runStore;
+    if (!store) return;
+    try {
+      await store.saveTaskSnapshot(snapshot, {
+        runContext: this.context.toDict(),
+        agentName: this.host.name,
+      });
+      if (this.recorder && this.finalState !== null)
+        await store.saveRunReport(this.recorder.toReport({ metadata: { task_id: this.taskId } }));
+    } catch (error) {
+      this.host.reportObserverError(error, 'runStore');
+    }
+  }
+
+  private fill(input: RuntimeEventInput): TaskEvent {
+    const { type, ...payload } = input;
+    const event: JsonObject = {
+      type,
+      task_id: this.taskId,
+      timestamp: nowIso(),
+      run_id: this.context.runId,
+      agent_name: this.host.name,
+    };
+    if (this.currentStep !== null) event.step = this.currentStep;
+    Object.assign(event, payload);
+    event.task_id = this.taskId;
+    if (typeof event.timestamp !== 'string') event.timestamp = nowIso();
+    return event as unknown as TaskEvent;
+  }
+
+  private observe(event: TaskEvent): void {
+    if (this.recorder) {
+      try {
+        this.recorder.recordTaskEvent(event, { context: this.context.toDict(), agentName: this.host.name });
+      } catch (error) {
+        this.host.reportObserverError(error, 'recorder');
+      }
+    }
+    if (this.host.eventSink) {
+      try {
+        this.host.eventSink.emitTaskEvent(event, {
+          context: this.context.toDict(),
+          agentName: this.host.name,
+        });
+      } catch (error) {
+        this.host.reportObserverError(error, 'eventSink');
+      }
+    }
+  }
+
+  private checkOpen(): void {
+    this.token.raiseIfCancelled();
+    if (this.closed) throw new TaskCanceledError('Task already finished');
+  }
+
+  private createHandle(): RunHandle {
+    // The handle outlives `this` binding in user code (destructured methods), so it closes over the run.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const run = this;
+    return {
+      taskId: this.taskId,
+      get context() {
+        return run.context;
+      },
+      token: this.token,
+      signal: this.token.signal,
+      budget: this.tracker,
+      emit: (event) => run.emit(event),
+      progress: (progress, message) => {
+        if (progress !== null && (typeof progress !== 'number' || !(progress >= 0 && progress <= 1))) {
+          return Promise.reject(new ValueError('progress must be a number between 0 and 1, or null'));
+        }
+        const event: RuntimeEventInput = { type: 'task.progress', message: message ?? '' };
+        if (progress !== null) event.progress = progress;
+        if (message) event.summary = message;
+        return run.emit(event);
+      },
+      callTool: async (name, args) => {
+        run.checkOpen();
+        return runTool(run.host.tools.require(name), args ?? {}, run.scope());
+      },
+      addArtifact: async (artifact, options = {}) => {
+        run.checkOpen();
+        if (!isRecord(artifact) || typeof artifact.id !== 'string' || !Array.isArray(artifact.parts)) {
+          throw new ValueError('addArtifact needs an Artifact (use createArtifact from @agent/core)');
+        }
+        const index = run.task.artifacts.findIndex((entry) => entry.id === artifact.id);
+        // `append` extends an artifact sent before; without it, the same id replaces the old one.
+        const append = options.append === true && index >= 0;
+        if (append) run.task.artifacts[index].parts.push(...jsonClone(artifact.parts));
+        else if (index >= 0) run.task.artifacts[index] = jsonClone(artifact);
+        else run.task.artifacts.push(jsonClone(artifact));
+        await run.emit({
+          type: 'task.artifact',
+          artifact: jsonClone(artifact),
+          append,
+          last_chunk: options.lastChunk ?? options.append !== true,
+        });
+      },
+      addMessage: async (message) => {
+        run.checkOpen();
+        if (!isRecord(message) || !Array.isArray(message.parts))
+          throw new ValueError('addMessage needs a Message (use createMessage from @agent/core)');
+        run.task.messages.push(jsonClone(message));
+        await run.emit({
+          type: 'task.status',
+          state: run.task.state,
+          final: false,
+          message: jsonClone(message),
+        });
+      },
+      sleep: (ms) => sleep(ms, run.token.signal),
+      infer: (options) => run.infer(options),
+      sendTaskTo: (target, task) => run.host.delegate(target, task, run),
+    };
+  }
+
+  private async infer(options: InferOptions = {}): Promise<InferenceResult> {
+    this.checkOpen();
+    const llm = this.host.llm;
+    if (!llm) throw new ValueError('This agent has no llm: pass one to new Agent({ llm })');
+    const instructions = options.instructions ?? this.host.instructions;
+    const messages: LLMMessage[] = [];
+    if (instructions) messages.push({ role: 'system', content: instructions });
+    messages.push(...(options.messages ?? taskToLLMMessages(this.task)));
+    const toolNames = options.tools ?? this.host.tools.names;
+    const tools = toolNames.map((name) => this.host.tools.require(name).declaration);
+    try {
+      return await runInferenceLoop({
+        llm,
+        messages,
+        tools,
+        context: this.context,
+        agentName: this.host.name,
+        token: this.token,
+        tracker: this.tracker,
+        emit: (event) => {
+          this.currentStep = typeof event.step === 'number' ? event.step : this.currentStep;
+          return this.emit(event);
+        },
+        stream: options.stream ?? this.streaming,
+        defaultMaxSteps: this.host.defaultMaxSteps,
+        invokeTool: (call) => {
+          const tool = this.host.tools.require(call.name);
+          if (!toolNames.includes(call.name))
+            throw new ValueError(`Tool "${call.name}" is not offered to the model in this call`);
+          return runTool(tool, call.arguments, this.scope({ tool_call_id: call.id }));
+        },
+      });
+    } finally {
+      this.currentStep = null;
+    }
+  }
+}
+
+/** Task messages as chat messages: text parts joined, data parts as JSON. */
+export function taskToLLMMessages(task: Task): LLMMessage[] {
+  return task.messages.map((message) => ({
+    role: message.role === 'agent' ? 'assistant' : message.role === 'system' ? 'system' : 'user',
+    content: message.parts
+      .map((part) =>
+        part.type === 'text' && typeof part.content === 'string'
+          ? part.content
+          : JSON.stringify(part.content ?? null),
+      )
+      .join('\n'),
+  }));
+}
+
+function cancelReasonOf(error: unknown): string | null {
+  if (error instanceof TaskCanceledError && isRecord(error.data) && typeof error.data.reason === 'string')
+    return error.data.reason;
+  return error instanceof TaskCanceledError ? error.message : null;
+}
+
+/** Decides the terminal state of a task that `execute` returned. */
+export function resultState(state: TaskState): TaskState {
+  if (state === 'submitted' || state === 'working') return 'completed';
+  return isTerminalState(state) || state === 'input-required' || state === 'auth-required'
+    ? state
+    : 'completed';
+}
+
+/** A deep copy that survives values JSON cannot carry (they are dropped, as on the wire). */
+export function jsonClone<T>(value: T): T {
+  try {
+    return structuredClone(value);
+  } catch {
+    try {
+      return JSON.parse(JSON.stringify(value)) as T;
+    } catch {
+      return value;
+    }
+  }
+}
