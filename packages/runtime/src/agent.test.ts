@@ -45,6 +45,14 @@ describe('Agent', () => {
     });
   });
 
+  it('updates card fields but never the name, and hands out copies', () => {
+    const agent = new Agent({ card: { name: 'n', url: 'http://127.0.0.1:0' } });
+    agent.updateCard({ url: 'http://127.0.0.1:4321', name: 'other' } as never);
+    expect(agent.card).toMatchObject({ name: 'n', url: 'http://127.0.0.1:4321' });
+    agent.card.url = 'mutated copy';
+    expect(agent.card.url).toBe('http://127.0.0.1:4321');
+  });
+
   it('rejects bad construction with clear ValueErrors', () => {
     expect(() => new Agent({} as never)).toThrow(ValueError);
     expect(() => new Agent({ card: { name: 'x' }, execute: 'no' as never })).toThrow(/execute/);

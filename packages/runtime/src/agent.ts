@@ -122,7 +122,7 @@ export class Agent implements TaskHandler, RunHost {
   private readonly warningRatio: number;
   private readonly streamBufferSize: number;
   private readonly onObserverError: ((error: unknown, where: string) => void) | null;
-  private readonly baseCard: AgentCard;
+  private baseCard: AgentCard;
   private readonly childCancels = new Set<Promise<void>>();
 
   constructor(options: AgentOptions) {
@@ -188,6 +188,14 @@ export class Agent implements TaskHandler, RunHost {
       card.securitySchemes = { ...card.securitySchemes, [scheme.authType]: scheme.toDict() };
     }
     return card;
+  }
+
+  /**
+   * Changes card fields after construction, e.g. the `url` once a transport bound to port 0 knows
+   * its real address. The name is fixed: tools, events and stores are keyed by it.
+   */
+  updateCard(patch: Partial<Omit<AgentCard, 'name'>>): void {
+    this.baseCard = { ...this.baseCard, ...structuredClone(patch), name: this.baseCard.name };
   }
 
   /** Ids of the tasks running now. */

@@ -1,0 +1,5 @@
+import type { ConformanceCase } from '../context.js';
+import { httpCases } from './http-cases.js';
+import { taskCases } from './task-cases.js';
+
+export const ALL_CASES: readonly ConformanceCase[] = [...httpCases, ...taskCases];

@@ -1,0 +1,97 @@
+/**
+ * The suite against the real reference server in a child process, over every transport, with each
+ * auth mode and both HTTP backends (what CI runs).
+ */
+import { mintJwt } from '@agent/auth/testing';
+import { createAuthenticator, createDemoAgent, DEFAULT_CONFIG } from '@agent/reference-server';
+import { runConformance, type CaseResult, type ConformanceOptions, type TransportName } from './index.js';
+import { startServerProcess, type ServerProcess } from './test-support/server-process.js';
+
+jest.setTimeout(120_000);
+
+function failures(results: CaseResult[]): string[] {
+  return results.filter((r) => r.status !== 'passed').map((r) => `${r.transport} ${r.id}: ${r.error}`);
+}
+
+async function suite(server: ServerProcess, transport: TransportName, extra: Partial<ConformanceOptions> = {}) {
+  const url = server.urls[transport as 'http' | 'sse' | 'ws' | 'grpc'];
+  const results = await runConformance({ transport, url, caseTimeoutMs: 20_000, ...extra });
+  expect(failures(results)).toEqual([]);
+  expect(results.length).toBeGreaterThan(5);
+  return results;
+}
+
+describe('reference server without auth (node backend)', () => {
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await startServerProcess();
+  });
+  afterAll(async () => {
+    expect(await server.stop()).toBe(0);
+  });
+
+  it.each(['http', 'sse', 'ws', 'grpc'] as const)('passes over %s', async (transport) => {
+    const results = await suite(server, transport);
+    if (transport === 'http') expect(results.some((r) => r.id === 'http.body.too-large')).toBe(true);
+    else expect(results.some((r) => r.id === 'stream.cancel')).toBe(true);
+  });
+});
+
+describe('reference server with API keys (express backend)', () => {
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await startServerProcess({ AGENT_AUTH: 'apikey', AGENT_API_KEYS: 'conformance-key-1,other-key', AGENT_HTTP_BACKEND: 'express' });
+  });
+  afterAll(async () => {
+    expect(await server.stop()).toBe(0);
+  });
+
+  it.each(['http', 'sse', 'ws', 'grpc'] as const)('passes over %s', async (transport) => {
+    const results = await suite(server, transport, { credentials: { kind: 'apikey', value: 'conformance-key-1' } });
+    expect(results.some((r) => r.id === 'task.auth.wrong')).toBe(true);
+  });
+});
+
+describe('reference server with JWT bearer and Basic auth', () => {
+  const secret = 'conformance-secret-with-enough-entropy';
+  let bearer: ServerProcess;
+  let basic: ServerProcess;
+  beforeAll(async () => {
+    [bearer, basic] = await Promise.all([
+      startServerProcess({ AGENT_AUTH: 'bearer', AGENT_JWT_SECRET: secret, AGENT_JWT_ISSUER: 'conformance' }),
+      startServerProcess({ AGENT_AUTH: 'basic', AGENT_BASIC_USERS: 'alice:pa:ss,bob:pw' }),
+    ]);
+  });
+  afterAll(async () => {
+    expect(await bearer.stop()).toBe(0);
+    expect(await basic.stop()).toBe(0);
+  });
+
+  it.each(['http', 'grpc'] as const)('bearer passes over %s', async (transport) => {
+    const token = mintJwt({ secret, algorithm: 'HS256', claims: { sub: 'conformance', iss: 'conformance', exp: Math.floor(Date.now() / 1000) + 600 } });
+    await suite(bearer, transport, { credentials: { kind: 'bearer', value: token } });
+  });
+
+  it.each(['http', 'ws', 'sse'] as const)('basic passes over %s (password with a colon)', async (transport) => {
+    await suite(basic, transport, { credentials: { kind: 'basic', value: 'alice:pa:ss' } });
+  });
+});
+
+describe('in-process transport', () => {
+  it('passes without auth', async () => {
+    const results = await runConformance({ transport: 'memory', inProcess: { agent: createDemoAgent() } });
+    expect(failures(results)).toEqual([]);
+    expect(results.some((r) => r.id === 'stream.cancel')).toBe(true);
+  });
+
+  it('passes with API keys', async () => {
+    const authenticator = createAuthenticator({ ...DEFAULT_CONFIG, auth: { ...DEFAULT_CONFIG.auth, mode: 'apikey', apiKeys: ['mem-key'] } });
+    const results = await runConformance({
+      transport: 'memory',
+      credentials: { kind: 'apikey', value: 'mem-key' },
+      inProcess: { agent: createDemoAgent({ authenticator }), authenticator },
+    });
+    expect(failures(results)).toEqual([]);
+    expect(results.some((r) => r.id === 'task.auth.wrong')).toBe(true);
+  });
+});

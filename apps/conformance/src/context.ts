@@ -1,0 +1,32 @@
+import type { AgentClient } from '@agent/client';
+import type { CredentialKind } from './presented-credentials.js';
+
+export const TRANSPORT_NAMES = ['http', 'memory', 'sse', 'ws', 'grpc'] as const;
+export type TransportName = (typeof TRANSPORT_NAMES)[number];
+export const STREAMING_TRANSPORTS: readonly TransportName[] = ['memory', 'sse', 'ws', 'grpc'];
+
+export interface CaseContext {
+  transport: TransportName;
+  /** A client with the configured (valid) credentials, or none when the server has no auth. */
+  client: AgentClient;
+  /** A client presenting other credentials (`null`: none at all). */
+  clientWith(credential: string | null): AgentClient;
+  /** The agent address the clients use. */
+  baseUrl: string;
+  /** Raw HTTP base URL, present for `--transport http`. */
+  httpUrl?: string;
+  /** Present when the server is expected to authenticate. */
+  auth?: { kind: CredentialKind; token: string };
+  /** Aborts when the case times out. */
+  signal: AbortSignal;
+}
+
+export interface ConformanceCase {
+  id: string;
+  title: string;
+  /** Transports the case applies to; all when absent. */
+  transports?: readonly TransportName[];
+  /** `required`: runs only against an authenticating server; `none`: only without auth. */
+  auth?: 'required' | 'none';
+  run(ctx: CaseContext): Promise<void>;
+}

@@ -1,0 +1,108 @@
+import { AgentClient } from '@agent/client';
+import type { Transport } from '@agent/core';
+import { ALL_CASES } from './cases/index.js';
+import type { CaseContext, ConformanceCase, TransportName } from './context.js';
+import { PresentedCredentials, presentedToken, type CredentialKind } from './presented-credentials.js';
+import { createClientTransport, type InProcessTarget } from './transports.js';
+
+export interface ConformanceOptions {
+  transport: TransportName;
+  /** The agent URL for the transport (`runtime://conformance` is used for memory when absent). */
+  url?: string;
+  /** Raw HTTP base URL for the wire cases; defaults to `url` with `--transport http`. */
+  httpUrl?: string;
+  /** Credentials the server accepts; their presence makes the auth cases run. */
+  credentials?: { kind: CredentialKind; value: string };
+  inProcess?: InProcessTarget;
+  /** Per-case time limit. Default 30000 ms. */
+  caseTimeoutMs?: number;
+  /** Only cases whose id matches. */
+  filter?: RegExp;
+  cases?: readonly ConformanceCase[];
+  onResult?: (result: CaseResult) => void;
+}
+
+export interface CaseResult {
+  id: string;
+  title: string;
+  transport: TransportName;
+  status: 'passed' | 'failed' | 'skipped';
+  durationMs: number;
+  error?: string;
+}
+
+function applies(testCase: ConformanceCase, options: ConformanceOptions): boolean {
+  if (testCase.transports && !testCase.transports.includes(options.transport)) return false;
+  if (testCase.auth === 'required' && !options.credentials) return false;
+  if (testCase.auth === 'none' && options.credentials) return false;
+  return !options.filter || options.filter.test(testCase.id);
+}
+
+export async function runConformance(options: ConformanceOptions): Promise<CaseResult[]> {
+  const url = options.url ?? (options.transport === 'memory' ? 'runtime://conformance' : undefined);
+  if (!url) throw new Error(`--url is required for --transport ${options.transport}`);
+  const kind = options.credentials?.kind ?? 'apikey';
+  const token = options.credentials ? presentedToken(options.credentials.kind, options.credentials.value) : undefined;
+  const opened: Transport[] = [];
+  const clientFor = (credential: string | null | undefined): AgentClient => {
+    const transport = createClientTransport({
+      transport: options.transport,
+      url,
+      inProcess: options.inProcess,
+      ...(credential ? { authenticator: new PresentedCredentials(kind), credentials: credential } : {}),
+    });
+    opened.push(transport);
+    return new AgentClient({ transport, baseUrl: url });
+  };
+  const client = clientFor(token);
+  const results: CaseResult[] = [];
+  const timeoutMs = options.caseTimeoutMs ?? 30_000;
+  try {
+    for (const testCase of options.cases ?? ALL_CASES) {
+      if (!applies(testCase, options)) continue;
+      const controller = new AbortController();
+      const ctx: CaseContext = {
+        transport: options.transport,
+        client,
+        clientWith: (credential) => clientFor(credential),
+        baseUrl: url,
+        httpUrl: options.httpUrl ?? (options.transport === 'http' ? url : undefined),
+        auth: token ? { kind, token } : undefined,
+        signal: controller.signal,
+      };
+      const started = performance.now();
+      let timer: NodeJS.Timeout | undefined;
+      const result: CaseResult = { id: testCase.id, title: testCase.title, transport: options.transport, status: 'passed', durationMs: 0 };
+      try {
+        await Promise.race([
+          testCase.run(ctx),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => {
+              controller.abort();
+              reject(new Error(`timed out after ${timeoutMs} ms`));
+            }, timeoutMs);
+          }),
+        ]);
+      } catch (error) {
+        result.status = 'failed';
+        result.error = error instanceof Error ? error.message : String(error);
+      } finally {
+        clearTimeout(timer);
+        controller.abort();
+      }
+      result.durationMs = Math.round(performance.now() - started);
+      results.push(result);
+      options.onResult?.(result);
+    }
+  } finally {
+    await Promise.allSettled(opened.map((t) => t.stop()));
+  }
+  return results;
+}
+
+export function summarize(results: readonly CaseResult[]): { passed: number; failed: number } {
+  return {
+    passed: results.filter((r) => r.status === 'passed').length,
+    failed: results.filter((r) => r.status === 'failed').length,
+  };
+}

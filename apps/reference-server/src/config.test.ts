@@ -1,0 +1,94 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ValueError } from '@agent/core';
+import { DEFAULT_CONFIG, loadConfig, parseBasicUsers, parseConfigFile } from './config.js';
+
+function configFile(content: unknown): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agent-config-'));
+  const file = path.join(dir, 'config.json');
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}
+
+describe('loadConfig', () => {
+  it('uses the embedded defaults', () => {
+    expect(loadConfig({})).toEqual(DEFAULT_CONFIG);
+  });
+
+  it('reads a config file and lets the environment override it', () => {
+    const file = configFile({ host: '0.0.0.0', ports: { http: 9000, grpc: 9001 }, auth: { mode: 'apikey', apiKeys: ['from-file'] } });
+    const config = loadConfig({ AGENT_CONFIG: file, HTTP_PORT: '0', AGENT_API_KEYS: 'a, b' });
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.ports).toEqual({ http: 0, sse: 8081, ws: 8082, grpc: 9001 });
+    expect(config.auth.mode).toBe('apikey');
+    expect(config.auth.apiKeys).toEqual(['a', 'b']);
+  });
+
+  it('names the bad field of an invalid file', () => {
+    const file = configFile({ ports: { http: 'eighty' }, auth: { mode: 'magic' }, extra: 1 });
+    try {
+      loadConfig({ AGENT_CONFIG: file });
+      throw new Error('expected a ValueError');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValueError);
+      const message = (error as Error).message;
+      expect(message).toContain('/ports/http');
+      expect(message).toContain('/auth/mode');
+      expect(message).toContain('/extra');
+    }
+    expect(() => loadConfig({ AGENT_CONFIG: configFile('{nope') })).toThrow(/not valid JSON/);
+    expect(() => loadConfig({ AGENT_CONFIG: '/no/such/file.json' })).toThrow(/Cannot read AGENT_CONFIG/);
+  });
+
+  it('rejects bad environment values with the variable named', () => {
+    expect(() => loadConfig({ HTTP_PORT: 'x' })).toThrow(/HTTP_PORT/);
+    expect(() => loadConfig({ GRPC_PORT: '70000' })).toThrow(/GRPC_PORT/);
+    expect(() => loadConfig({ AGENT_AUTH: 'magic' })).toThrow(/AGENT_AUTH/);
+    expect(() => loadConfig({ AGENT_AUTH: 'apikey' })).toThrow(/AGENT_API_KEYS/);
+    expect(() => loadConfig({ AGENT_AUTH: 'bearer' })).toThrow(/AGENT_JWT_SECRET/);
+    expect(() => loadConfig({ AGENT_AUTH: 'basic' })).toThrow(/AGENT_BASIC_USERS/);
+    expect(() => loadConfig({ AGENT_RUN_STORE: 'redis://x' })).toThrow(/AGENT_RUN_STORE/);
+    expect(() => loadConfig({ AGENT_JWT_LEEWAY_SECONDS: '-1' })).toThrow(/LEEWAY/);
+  });
+
+  it('reads every JWT setting', () => {
+    const config = loadConfig({
+      AGENT_AUTH: 'bearer',
+      AGENT_JWT_SECRET: 's',
+      AGENT_JWT_ALGORITHM: 'HS512',
+      AGENT_JWT_ISSUER: 'iss',
+      AGENT_JWT_AUDIENCE: 'aud',
+      AGENT_JWT_LEEWAY_SECONDS: '5',
+    });
+    expect(config.auth.jwt).toEqual({ secret: 's', algorithm: 'HS512', issuer: 'iss', audience: 'aud', leewaySeconds: 5 });
+  });
+});
+
+describe('parseBasicUsers', () => {
+  it('splits entries at their first colon', () => {
+    const users = parseBasicUsers('alice:pa:ss, bob:x');
+    expect({ ...users }).toEqual({ alice: 'pa:ss', bob: 'x' });
+    expect(users.toString).toBeUndefined();
+  });
+  it('rejects entries without a user or colon', () => {
+    expect(() => parseBasicUsers('alice')).toThrow(ValueError);
+    expect(() => parseBasicUsers(':pw')).toThrow(ValueError);
+  });
+});
+
+describe('parseConfigFile', () => {
+  it('accepts a complete file', () => {
+    expect(
+      parseConfigFile({
+        host: '127.0.0.1',
+        ports: { http: 1, sse: 2, ws: 3, grpc: 4 },
+        httpBackend: 'express',
+        auth: { mode: 'basic', basicUsers: { a: 'b' }, jwt: { secret: 'x', algorithm: 'HS384', issuer: null, audience: 'y', leewaySeconds: 1 } },
+        a2a: false,
+        runStore: 'sqlite:/tmp/x.db',
+        approvals: 'approve',
+      }),
+    ).toBeDefined();
+  });
+});

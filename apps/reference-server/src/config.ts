@@ -1,0 +1,190 @@
+/**
+ * Reference server configuration: an optional JSON file named by AGENT_CONFIG (validated with ajv;
+ * errors name the bad field), then environment variables on top, then defaults.
+ */
+import { readFileSync } from 'node:fs';
+import Ajv from 'ajv';
+import { ValueError, toValidationIssues } from '@agent/core';
+
+export type AuthMode = 'none' | 'apikey' | 'bearer' | 'basic';
+export type JwtAlgorithm = 'HS256' | 'HS384' | 'HS512';
+
+export interface ServerConfig {
+  host: string;
+  ports: { http: number; sse: number; ws: number; grpc: number };
+  /** HTTP server backend: `node` (default, fastest) or `express`. */
+  httpBackend: 'node' | 'express';
+  auth: {
+    mode: AuthMode;
+    apiKeys: string[];
+    jwt: { secret: string; algorithm: JwtAlgorithm; issuer: string | null; audience: string | null; leewaySeconds: number };
+    basicUsers: Record<string, string>;
+  };
+  a2a: boolean;
+  /** `memory` or `sqlite:<path>`. */
+  runStore: string;
+  /** What the demo agent's approval handler answers: `none` (no handler: approval-gated tools fail). */
+  approvals: 'none' | 'approve' | 'deny';
+}
+
+export const DEFAULT_CONFIG: ServerConfig = {
+  host: '127.0.0.1',
+  ports: { http: 8080, sse: 8081, ws: 8082, grpc: 50051 },
+  httpBackend: 'node',
+  auth: {
+    mode: 'none',
+    apiKeys: [],
+    jwt: { secret: '', algorithm: 'HS256', issuer: null, audience: null, leewaySeconds: 0 },
+    basicUsers: Object.create(null) as Record<string, string>,
+  },
+  a2a: false,
+  runStore: 'memory',
+  approvals: 'none',
+};
+
+const port = { type: 'integer', minimum: 0, maximum: 65535 };
+const FILE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    host: { type: 'string', minLength: 1 },
+    ports: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { http: port, sse: port, ws: port, grpc: port },
+    },
+    httpBackend: { enum: ['node', 'express'] },
+    auth: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        mode: { enum: ['none', 'apikey', 'bearer', 'basic'] },
+        apiKeys: { type: 'array', items: { type: 'string', minLength: 1 } },
+        jwt: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            secret: { type: 'string' },
+            algorithm: { enum: ['HS256', 'HS384', 'HS512'] },
+            issuer: { type: ['string', 'null'] },
+            audience: { type: ['string', 'null'] },
+            leewaySeconds: { type: 'integer', minimum: 0 },
+          },
+        },
+        basicUsers: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+    },
+    a2a: { type: 'boolean' },
+    runStore: { type: 'string', pattern: '^(memory|sqlite:.+)$' },
+    approvals: { enum: ['none', 'approve', 'deny'] },
+  },
+};
+
+type FileConfig = {
+  host?: string;
+  ports?: Partial<ServerConfig['ports']>;
+  httpBackend?: ServerConfig['httpBackend'];
+  auth?: Partial<Omit<ServerConfig['auth'], 'jwt'>> & { jwt?: Partial<ServerConfig['auth']['jwt']> };
+  a2a?: boolean;
+  runStore?: string;
+  approvals?: ServerConfig['approvals'];
+};
+
+let validateFile: ReturnType<Ajv['compile']> | undefined;
+
+/** Validates a parsed config file; the error names every bad field by JSON pointer. */
+export function parseConfigFile(value: unknown, source = 'config'): FileConfig {
+  validateFile ??= new Ajv({ allErrors: true }).compile(FILE_SCHEMA);
+  if (!validateFile(value)) {
+    const issues = toValidationIssues(validateFile.errors);
+    throw new ValueError(`Invalid ${source}: ${issues.map((i) => `${i.pointer} ${i.message}`).join('; ')}`, { data: { errors: issues } });
+  }
+  return value as FileConfig;
+}
+
+function envPort(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new ValueError(`Invalid ${name}: ${raw} (expected a port number 0-65535)`);
+  return Number(raw);
+}
+
+function envEnum<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[]): T | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!allowed.includes(raw as T)) throw new ValueError(`Invalid ${name}: ${raw} (expected one of ${allowed.join(', ')})`);
+  return raw as T;
+}
+
+/** `alice:pa:ss,bob:x` → {alice: 'pa:ss', bob: 'x'}; entries split at their first colon. */
+export function parseBasicUsers(raw: string): Record<string, string> {
+  const users = Object.create(null) as Record<string, string>;
+  for (const entry of raw.split(',').map((e) => e.trim()).filter(Boolean)) {
+    const colon = entry.indexOf(':');
+    if (colon <= 0) throw new ValueError('Invalid AGENT_BASIC_USERS: each entry must be user:password');
+    users[entry.slice(0, colon)] = entry.slice(colon + 1);
+  }
+  return users;
+}
+
+/** Builds the effective configuration from AGENT_CONFIG and the environment. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  let file: FileConfig = {};
+  if (env.AGENT_CONFIG) {
+    let text: string;
+    try {
+      text = readFileSync(env.AGENT_CONFIG, 'utf8');
+    } catch (error) {
+      throw new ValueError(`Cannot read AGENT_CONFIG ${env.AGENT_CONFIG}: ${(error as Error).message}`);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new ValueError(`AGENT_CONFIG ${env.AGENT_CONFIG} is not valid JSON: ${(error as Error).message}`);
+    }
+    file = parseConfigFile(json, `AGENT_CONFIG ${env.AGENT_CONFIG}`);
+  }
+  const d = DEFAULT_CONFIG;
+  const jwtFile = file.auth?.jwt ?? {};
+  const leeway = env.AGENT_JWT_LEEWAY_SECONDS;
+  if (leeway !== undefined && leeway !== '' && !/^\d+$/.test(leeway)) {
+    throw new ValueError(`Invalid AGENT_JWT_LEEWAY_SECONDS: ${leeway} (expected a non-negative integer)`);
+  }
+  const config: ServerConfig = {
+    host: env.HOST || file.host || d.host,
+    ports: {
+      http: envPort(env, 'HTTP_PORT') ?? file.ports?.http ?? d.ports.http,
+      sse: envPort(env, 'SSE_PORT') ?? file.ports?.sse ?? d.ports.sse,
+      ws: envPort(env, 'WS_PORT') ?? file.ports?.ws ?? d.ports.ws,
+      grpc: envPort(env, 'GRPC_PORT') ?? file.ports?.grpc ?? d.ports.grpc,
+    },
+    httpBackend: envEnum(env, 'AGENT_HTTP_BACKEND', ['node', 'express'] as const) ?? file.httpBackend ?? d.httpBackend,
+    auth: {
+      mode: envEnum(env, 'AGENT_AUTH', ['none', 'apikey', 'bearer', 'basic'] as const) ?? file.auth?.mode ?? d.auth.mode,
+      apiKeys: env.AGENT_API_KEYS !== undefined ? env.AGENT_API_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : (file.auth?.apiKeys ?? []),
+      jwt: {
+        secret: env.AGENT_JWT_SECRET ?? jwtFile.secret ?? d.auth.jwt.secret,
+        algorithm: envEnum(env, 'AGENT_JWT_ALGORITHM', ['HS256', 'HS384', 'HS512'] as const) ?? jwtFile.algorithm ?? d.auth.jwt.algorithm,
+        issuer: env.AGENT_JWT_ISSUER || (jwtFile.issuer ?? null),
+        audience: env.AGENT_JWT_AUDIENCE || (jwtFile.audience ?? null),
+        leewaySeconds: leeway ? Number(leeway) : (jwtFile.leewaySeconds ?? 0),
+      },
+      basicUsers:
+        env.AGENT_BASIC_USERS !== undefined
+          ? parseBasicUsers(env.AGENT_BASIC_USERS)
+          : Object.assign(Object.create(null) as Record<string, string>, file.auth?.basicUsers ?? {}),
+    },
+    a2a: env.AGENT_A2A !== undefined && env.AGENT_A2A !== '' ? env.AGENT_A2A === '1' || env.AGENT_A2A === 'true' : (file.a2a ?? d.a2a),
+    runStore: env.AGENT_RUN_STORE || file.runStore || d.runStore,
+    approvals: envEnum(env, 'AGENT_APPROVALS', ['none', 'approve', 'deny'] as const) ?? file.approvals ?? d.approvals,
+  };
+  if (!/^(memory|sqlite:.+)$/.test(config.runStore)) {
+    throw new ValueError(`Invalid AGENT_RUN_STORE: ${config.runStore} (expected memory or sqlite:<path>)`);
+  }
+  const { mode } = config.auth;
+  if (mode === 'apikey' && config.auth.apiKeys.length === 0) throw new ValueError('AGENT_AUTH=apikey needs AGENT_API_KEYS');
+  if (mode === 'bearer' && !config.auth.jwt.secret) throw new ValueError('AGENT_AUTH=bearer needs AGENT_JWT_SECRET');
+  if (mode === 'basic' && Object.keys(config.auth.basicUsers).length === 0) throw new ValueError('AGENT_AUTH=basic needs AGENT_BASIC_USERS');
+  return config;
+}

@@ -1,0 +1,167 @@
+/**
+ * The demo agent the reference server deploys (DESIGN.md §5). The command is the first text part:
+ * `echo <text>`, `sleep <ms>`, `fail <text>`, `stream <n>`, `tool <name> <json-args>`.
+ */
+import {
+  createArtifact,
+  createMessage,
+  messageText,
+  newId,
+  ValueError,
+  type AgentCard,
+  type Task,
+} from '@agent/core';
+import { Agent, CapabilityPolicy, type AgentOptions, type RunHandle } from '@agent/runtime';
+
+/** Longest accepted `sleep`, so one request cannot pin a task for hours. */
+export const MAX_SLEEP_MS = 10 * 60 * 1000;
+/** Largest accepted `stream` count. */
+export const MAX_STREAM_CHUNKS = 10_000;
+const PROGRESS_INTERVAL_MS = 100;
+
+export const DEMO_FILES: Readonly<Record<string, string>> = Object.freeze({
+  'readme.txt': 'agent-tasks reference server: a demo agent behind every transport.',
+  'notes.txt': 'Tools run through capability policy; delete_record needs approval.',
+});
+
+export type DemoAgentOptions = Omit<AgentOptions, 'card' | 'execute' | 'policy'> & { card?: Partial<AgentCard> };
+
+export function createDemoCard(overrides: Partial<AgentCard> = {}): AgentCard {
+  return {
+    name: 'reference-agent',
+    description: 'Demo agent: echo, sleep, fail, stream and tool commands.',
+    url: 'http://127.0.0.1:8080',
+    version: '0.1.0',
+    capabilities: { streaming: true, transports: ['http', 'sse', 'ws', 'grpc', 'memory'] },
+    skills: [
+      { id: 'echo', name: 'Echo', description: 'echo <text>: replies with the text and one text artifact' },
+      { id: 'sleep', name: 'Sleep', description: 'sleep <ms>: works for ms milliseconds, reporting progress every 100 ms' },
+      { id: 'fail', name: 'Fail', description: 'fail <text>: fails with the text' },
+      { id: 'stream', name: 'Stream', description: 'stream <n>: emits n artifact chunks' },
+      { id: 'tool', name: 'Tool', description: 'tool <name> <json-args>: calls read_file or delete_record through policy' },
+    ],
+    ...overrides,
+  };
+}
+
+function lastUserText(task: Task): string {
+  const user = [...task.messages].reverse().find((m) => m.role === 'user');
+  return messageText(user).trim();
+}
+
+function parseCount(raw: string, command: string, max: number): number {
+  if (!/^\d+$/.test(raw)) throw new ValueError(`${command} needs a non-negative integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value > max) throw new ValueError(`${command} accepts at most ${max}, got ${value}`);
+  return value;
+}
+
+async function sleepCommand(run: RunHandle, ms: number): Promise<void> {
+  let elapsed = 0;
+  while (elapsed < ms) {
+    const step = Math.min(PROGRESS_INTERVAL_MS, ms - elapsed);
+    await run.sleep(step);
+    elapsed += step;
+    run.emit({ type: 'task.progress', progress: elapsed / ms, message: `slept ${elapsed} of ${ms} ms` });
+  }
+  run.addMessage(createMessage(`slept ${ms} ms`, { role: 'agent' }));
+}
+
+async function streamCommand(run: RunHandle, n: number): Promise<void> {
+  const id = newId();
+  for (let i = 1; i <= n; i++) {
+    run.token.raiseIfCancelled();
+    await run.addArtifact(createArtifact(`chunk ${i}`, { id, name: 'stream', metadata: { index: i } }), {
+      append: i > 1,
+      lastChunk: i === n,
+    });
+  }
+  run.addMessage(createMessage(`streamed ${n} chunks`, { role: 'agent' }));
+}
+
+async function toolCommand(run: RunHandle, rest: string): Promise<void> {
+  const space = rest.indexOf(' ');
+  const name = space === -1 ? rest : rest.slice(0, space);
+  const rawArgs = space === -1 ? '{}' : rest.slice(space + 1).trim() || '{}';
+  if (!name) throw new ValueError('tool needs a tool name: tool <name> <json-args>');
+  let args: unknown;
+  try {
+    args = JSON.parse(rawArgs);
+  } catch {
+    throw new ValueError(`tool arguments must be JSON, got ${rawArgs}`);
+  }
+  const result = await run.callTool(name, args as Record<string, unknown>);
+  run.addMessage(createMessage(JSON.stringify(result), { role: 'agent' }));
+  await run.addArtifact(createArtifact({ type: 'data', content: result as never }, { name: name }));
+}
+
+export async function executeDemoCommand(task: Task, run: RunHandle): Promise<void> {
+  const text = lastUserText(task);
+  const space = text.search(/\s/);
+  const command = (space === -1 ? text : text.slice(0, space)).toLowerCase();
+  const rest = space === -1 ? '' : text.slice(space + 1).trim();
+  switch (command) {
+    case 'echo':
+      run.addMessage(createMessage(rest, { role: 'agent' }));
+      await run.addArtifact(createArtifact(rest, { name: 'echo' }));
+      return;
+    case 'sleep':
+      return sleepCommand(run, parseCount(rest, 'sleep', MAX_SLEEP_MS));
+    case 'fail':
+      throw new Error(rest || 'failed on request');
+    case 'stream':
+      return streamCommand(run, parseCount(rest, 'stream', MAX_STREAM_CHUNKS));
+    case 'tool':
+      return toolCommand(run, rest);
+    default:
+      throw new ValueError(`Unknown command "${command}". Commands: echo <text>, sleep <ms>, fail <text>, stream <n>, tool <name> <json-args>`);
+  }
+}
+
+/** The demo agent with its two tools and the default policy (records.* needs approval). */
+export function createDemoAgent(options: DemoAgentOptions = {}): Agent {
+  const { card, ...rest } = options;
+  const records = new Map<string, { id: string; title: string }>([
+    ['r1', { id: 'r1', title: 'first record' }],
+    ['r2', { id: 'r2', title: 'second record' }],
+  ]);
+  const agent = new Agent({
+    ...rest,
+    card: createDemoCard(card),
+    policy: new CapabilityPolicy({ 'files.read': 'allow', 'records.*': 'require_approval' }),
+    execute: executeDemoCommand,
+  });
+  agent.registerTool({
+    name: 'read_file',
+    description: 'Reads one of the demo files (readme.txt, notes.txt).',
+    parameters: {
+      type: 'object',
+      properties: { path: { type: 'string', minLength: 1 } },
+      required: ['path'],
+      additionalProperties: false,
+    },
+    capabilities: ['files.read'],
+    handler: async (args: Record<string, unknown>) => {
+      const path = String(args.path);
+      if (!Object.prototype.hasOwnProperty.call(DEMO_FILES, path)) throw new ValueError(`No such demo file: ${path}`);
+      return { path, content: DEMO_FILES[path] };
+    },
+  });
+  agent.registerTool({
+    name: 'delete_record',
+    description: 'Deletes a demo record by id.',
+    parameters: {
+      type: 'object',
+      properties: { id: { type: 'string', minLength: 1 } },
+      required: ['id'],
+      additionalProperties: false,
+    },
+    capabilities: ['records.delete'],
+    handler: async (args: Record<string, unknown>) => {
+      const id = String(args.id);
+      const existed = records.delete(id);
+      return { id, deleted: existed };
+    },
+  });
+  return agent;
+}

@@ -1,0 +1,123 @@
+/**
+ * Assembles the reference server: one demo agent bound to every transport, so a task started on one
+ * transport can be canceled from another.
+ */
+import { UnsupportedOperationError, type ApprovalDecisionData, type ApprovalRequestData, type Transport } from '@agent/core';
+import { APIKeyAuth, BasicAuth, BearerTokenAuth, type Authenticator } from '@agent/auth';
+import { InMemoryRunStore, SqliteRunStore, type RunStore } from '@agent/events';
+import type { Agent } from '@agent/runtime';
+import { HTTPTransport } from '@agent/transport-http';
+import { SSETransport } from '@agent/transport-sse';
+import { WebSocketTransport } from '@agent/transport-ws';
+import { GRPCTransport } from '@agent/transport-grpc';
+import type { ServerConfig } from './config.js';
+import { createDemoAgent } from './demo-agent.js';
+
+export interface ReferenceServerUrls {
+  http: string;
+  sse: string;
+  ws: string;
+  grpc: string;
+}
+
+export interface ReferenceServer {
+  readonly agent: Agent;
+  readonly authenticator: Authenticator | undefined;
+  readonly urls: ReferenceServerUrls;
+  /** Cancels in-flight tasks, stops every transport, closes the run store. Idempotent. */
+  stop(reason?: string): Promise<void>;
+}
+
+export function createAuthenticator(config: ServerConfig): Authenticator | undefined {
+  const { auth } = config;
+  switch (auth.mode) {
+    case 'none':
+      return undefined;
+    case 'apikey':
+      return new APIKeyAuth({ validKeys: Object.fromEntries(auth.apiKeys.map((key) => [key, []])) });
+    case 'bearer':
+      return new BearerTokenAuth({
+        secret: auth.jwt.secret,
+        algorithm: auth.jwt.algorithm,
+        issuer: auth.jwt.issuer,
+        audience: auth.jwt.audience,
+        leewaySeconds: auth.jwt.leewaySeconds,
+      });
+    case 'basic':
+      return new BasicAuth({ validCredentials: auth.basicUsers });
+  }
+}
+
+export function createRunStore(spec: string): RunStore {
+  if (spec === 'memory') return new InMemoryRunStore();
+  return new SqliteRunStore({ path: spec.slice('sqlite:'.length) });
+}
+
+function approvalHandler(mode: ServerConfig['approvals']) {
+  if (mode === 'none') return undefined;
+  return async (request: ApprovalRequestData): Promise<ApprovalDecisionData> => ({
+    request_id: request.request_id,
+    approved: mode === 'approve',
+    decided_by: 'reference-server',
+  });
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+export async function startReferenceServer(config: ServerConfig): Promise<ReferenceServer> {
+  if (config.a2a) {
+    throw new UnsupportedOperationError('A2A mode (AGENT_A2A=1) is not available in this build of the reference server');
+  }
+  const authenticator = createAuthenticator(config);
+  const runStore = createRunStore(config.runStore);
+  const host = hostForUrl(config.host);
+  const http = new HTTPTransport({
+    url: `http://${host}:${config.ports.http}`,
+    authenticator,
+    backend: config.httpBackend,
+  });
+  const sse = new SSETransport({ url: `http://${host}:${config.ports.sse}`, authenticator });
+  const ws = new WebSocketTransport({ url: `ws://${host}:${config.ports.ws}`, authenticator });
+  const grpc = new GRPCTransport({ url: `grpc://${host}:${config.ports.grpc}`, authenticator, health: true, reflection: true });
+  const agent = createDemoAgent({ runStore, authenticator, approvalHandler: approvalHandler(config.approvals) });
+  const transports: Transport[] = [http, sse, ws, grpc];
+  for (const transport of transports) transport.bind(agent);
+
+  const started: Transport[] = [];
+  try {
+    for (const transport of transports) {
+      await transport.start();
+      started.push(transport);
+    }
+  } catch (error) {
+    await Promise.allSettled(started.map((t) => t.stop()));
+    await runStore.close();
+    throw error;
+  }
+  agent.updateCard({ url: http.url });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    agent,
+    authenticator,
+    urls: { http: http.url, sse: sse.url, ws: ws.url, grpc: grpc.url },
+    stop(reason = 'server shutting down') {
+      stopping ??= (async () => {
+        const cancelActive = () => Promise.allSettled(agent.activeTaskIds.map((id) => agent.cancelTask(id, reason)));
+        await cancelActive();
+        // Requests already accepted may register tasks while the transports drain: cancel those too.
+        const sweep = setInterval(() => void cancelActive(), 50);
+        try {
+          await Promise.allSettled(transports.map((t) => t.stop()));
+        } finally {
+          clearInterval(sweep);
+        }
+        await runStore.close();
+      })();
+      return stopping;
+    },
+  };
+}
+

@@ -1,2 +1,0 @@
-// Public API of @agent/bench: anything exported here is public.
-export {};
