@@ -13,7 +13,14 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['@agent/*/src/*', '@agent/*/dist/*'], message: 'Import a package by its public entry.' }] },
+        {
+          patterns: [
+            {
+              group: ['@agent/*/src/*', '@agent/*/dist/*'],
+              message: 'Import a package by its public entry.',
+            },
+          ],
+        },
       ],
     },
   },
@@ -26,7 +33,13 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     languageOptions: {
       sourceType: 'commonjs',
-      globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' },
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        process: 'readonly',
+        console: 'readonly',
+        __dirname: 'readonly',
+      },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

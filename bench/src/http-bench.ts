@@ -113,7 +113,12 @@ export async function runHttpBench(settings: BenchSettings): Promise<HttpCompari
   const expressBaseline = await withServer(bareExpress(), 'bare express 5 + express.json() echo', settings);
   const expressSubject = await withTransport('express', settings);
   return [
-    { baseline: nodeBaseline, subject: nodeSubject, ratio: nodeSubject.requestsPerSecond / nodeBaseline.requestsPerSecond, target: 0.7 },
+    {
+      baseline: nodeBaseline,
+      subject: nodeSubject,
+      ratio: nodeSubject.requestsPerSecond / nodeBaseline.requestsPerSecond,
+      target: 0.7,
+    },
     {
       baseline: expressBaseline,
       subject: expressSubject,

@@ -23,7 +23,8 @@ async function main(): Promise<void> {
   const http = await runHttpBench(settings);
   for (const c of http) {
     for (const r of [c.baseline, c.subject]) {
-      if (r.errors || r.non2xx) throw new Error(`${r.name}: ${r.errors} errors, ${r.non2xx} non-2xx responses`);
+      if (r.errors || r.non2xx)
+        throw new Error(`${r.name}: ${r.errors} errors, ${r.non2xx} non-2xx responses`);
     }
   }
   const table = [

@@ -45,7 +45,8 @@ export function parseArgs(argv: readonly string[]): CliArgs {
         break;
       case '--transport': {
         const t = need();
-        if (!(TRANSPORT_NAMES as readonly string[]).includes(t)) throw new Error(`unknown transport ${t}\n${USAGE}`);
+        if (!(TRANSPORT_NAMES as readonly string[]).includes(t))
+          throw new Error(`unknown transport ${t}\n${USAGE}`);
         args.transport = t as TransportName;
         break;
       }

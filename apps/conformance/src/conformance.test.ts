@@ -13,7 +13,11 @@ function failures(results: CaseResult[]): string[] {
   return results.filter((r) => r.status !== 'passed').map((r) => `${r.transport} ${r.id}: ${r.error}`);
 }
 
-async function suite(server: ServerProcess, transport: TransportName, extra: Partial<ConformanceOptions> = {}) {
+async function suite(
+  server: ServerProcess,
+  transport: TransportName,
+  extra: Partial<ConformanceOptions> = {},
+) {
   const url = server.urls[transport as 'http' | 'sse' | 'ws' | 'grpc'];
   const results = await runConformance({ transport, url, caseTimeoutMs: 20_000, ...extra });
   expect(failures(results)).toEqual([]);
@@ -40,14 +44,20 @@ describe('reference server without auth (node backend)', () => {
 describe('reference server with API keys (express backend)', () => {
   let server: ServerProcess;
   beforeAll(async () => {
-    server = await startServerProcess({ AGENT_AUTH: 'apikey', AGENT_API_KEYS: 'conformance-key-1,other-key', AGENT_HTTP_BACKEND: 'express' });
+    server = await startServerProcess({
+      AGENT_AUTH: 'apikey',
+      AGENT_API_KEYS: 'conformance-key-1,other-key',
+      AGENT_HTTP_BACKEND: 'express',
+    });
   });
   afterAll(async () => {
     expect(await server.stop()).toBe(0);
   });
 
   it.each(['http', 'sse', 'ws', 'grpc'] as const)('passes over %s', async (transport) => {
-    const results = await suite(server, transport, { credentials: { kind: 'apikey', value: 'conformance-key-1' } });
+    const results = await suite(server, transport, {
+      credentials: { kind: 'apikey', value: 'conformance-key-1' },
+    });
     expect(results.some((r) => r.id === 'task.auth.wrong')).toBe(true);
   });
 });
@@ -68,13 +78,20 @@ describe('reference server with JWT bearer and Basic auth', () => {
   });
 
   it.each(['http', 'grpc'] as const)('bearer passes over %s', async (transport) => {
-    const token = mintJwt({ secret, algorithm: 'HS256', claims: { sub: 'conformance', iss: 'conformance', exp: Math.floor(Date.now() / 1000) + 600 } });
+    const token = mintJwt({
+      secret,
+      algorithm: 'HS256',
+      claims: { sub: 'conformance', iss: 'conformance', exp: Math.floor(Date.now() / 1000) + 600 },
+    });
     await suite(bearer, transport, { credentials: { kind: 'bearer', value: token } });
   });
 
-  it.each(['http', 'ws', 'sse'] as const)('basic passes over %s (password with a colon)', async (transport) => {
-    await suite(basic, transport, { credentials: { kind: 'basic', value: 'alice:pa:ss' } });
-  });
+  it.each(['http', 'ws', 'sse'] as const)(
+    'basic passes over %s (password with a colon)',
+    async (transport) => {
+      await suite(basic, transport, { credentials: { kind: 'basic', value: 'alice:pa:ss' } });
+    },
+  );
 });
 
 describe('in-process transport', () => {
@@ -85,7 +102,10 @@ describe('in-process transport', () => {
   });
 
   it('passes with API keys', async () => {
-    const authenticator = createAuthenticator({ ...DEFAULT_CONFIG, auth: { ...DEFAULT_CONFIG.auth, mode: 'apikey', apiKeys: ['mem-key'] } });
+    const authenticator = createAuthenticator({
+      ...DEFAULT_CONFIG,
+      auth: { ...DEFAULT_CONFIG.auth, mode: 'apikey', apiKeys: ['mem-key'] },
+    });
     const results = await runConformance({
       transport: 'memory',
       credentials: { kind: 'apikey', value: 'mem-key' },

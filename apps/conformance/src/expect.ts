@@ -21,9 +21,17 @@ export async function rejection(fn: () => Promise<unknown>, what: string): Promi
   assert.fail(`${what}: expected an error, got a result`);
 }
 
-export async function expectCode(fn: () => Promise<unknown>, code: string, what: string): Promise<AgentError> {
+export async function expectCode(
+  fn: () => Promise<unknown>,
+  code: string,
+  what: string,
+): Promise<AgentError> {
   const error = await rejection(fn, what);
-  assert.equal(error.code, code, `${what}: expected error code ${code}, got ${error.code} (${error.message})`);
+  assert.equal(
+    error.code,
+    code,
+    `${what}: expected error code ${code}, got ${error.code} (${error.message})`,
+  );
   return error;
 }
 
@@ -43,12 +51,17 @@ export function assertOneFinalStatus(events: TaskEvent[], state: string, what: s
   assert.equal(finals.length, 1, `${what}: expected exactly one final task.status, got ${finals.length}`);
   assert.equal(events[events.length - 1], finals[0], `${what}: the final task.status must be the last event`);
   assert.equal(finals[0]!.state, state, `${what}: expected final state ${state}, got ${finals[0]!.state}`);
-  const statuses = events.filter((e) => e.type === 'task.status' && e.state === state && e.state === 'canceled');
+  const statuses = events.filter(
+    (e) => e.type === 'task.status' && e.state === state && e.state === 'canceled',
+  );
   if (state === 'canceled') assert.equal(statuses.length, 1, `${what}: exactly one canceled status expected`);
 }
 
 export function errorBody(json: unknown): { code?: unknown; message?: unknown; data?: unknown } {
-  assert.ok(json && typeof json === 'object' && 'error' in json, `expected a JSON error body, got ${JSON.stringify(json)}`);
+  assert.ok(
+    json && typeof json === 'object' && 'error' in json,
+    `expected a JSON error body, got ${JSON.stringify(json)}`,
+  );
   const error = (json as { error: unknown }).error;
   assert.ok(error && typeof error === 'object', 'error must be an object');
   return error as { code?: unknown; message?: unknown; data?: unknown };

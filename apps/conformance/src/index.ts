@@ -1,7 +1,13 @@
 // The conformance suite as a library: run it against any server from a test or a script.
 export { runConformance, summarize, type ConformanceOptions, type CaseResult } from './runner.js';
 export { ALL_CASES } from './cases/index.js';
-export { TRANSPORT_NAMES, STREAMING_TRANSPORTS, type TransportName, type ConformanceCase, type CaseContext } from './context.js';
+export {
+  TRANSPORT_NAMES,
+  STREAMING_TRANSPORTS,
+  type TransportName,
+  type ConformanceCase,
+  type CaseContext,
+} from './context.js';
 export { PresentedCredentials, presentedToken, type CredentialKind } from './presented-credentials.js';
 export { junitXml, progressLine, resultTable } from './report.js';
 export { parseArgs } from './cli.js';

@@ -20,7 +20,11 @@ export function rawHttp(baseUrl: string, path: string, init: RawRequest = {}): P
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: init.method ?? 'GET', headers: { connection: 'close', ...init.headers }, signal: init.signal },
+      {
+        method: init.method ?? 'GET',
+        headers: { connection: 'close', ...init.headers },
+        signal: init.signal,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -47,7 +51,12 @@ export function rawHttp(baseUrl: string, path: string, init: RawRequest = {}): P
   });
 }
 
-export function postJson(baseUrl: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+export function postJson(
+  baseUrl: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   return rawHttp(baseUrl, path, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },

@@ -8,14 +8,20 @@ export function progressLine(result: CaseResult): string {
 
 export function resultTable(results: readonly CaseResult[]): string {
   const idWidth = Math.max(4, ...results.map((r) => r.id.length));
-  const rows = results.map((r) => `| ${r.transport.padEnd(9)} | ${r.id.padEnd(idWidth)} | ${r.status.padEnd(7)} | ${String(r.durationMs).padStart(6)} |`);
+  const rows = results.map(
+    (r) =>
+      `| ${r.transport.padEnd(9)} | ${r.id.padEnd(idWidth)} | ${r.status.padEnd(7)} | ${String(r.durationMs).padStart(6)} |`,
+  );
   const header = `| ${'transport'.padEnd(9)} | ${'case'.padEnd(idWidth)} | ${'result'.padEnd(7)} | ${'ms'.padStart(6)} |`;
   const rule = `|${'-'.repeat(11)}|${'-'.repeat(idWidth + 2)}|${'-'.repeat(9)}|${'-'.repeat(8)}|`;
   return [header, rule, ...rows].join('\n');
 }
 
 function xml(text: string): string {
-  return text.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
+  return text.replace(
+    /[<>&'"]/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!,
+  );
 }
 
 /** JUnit XML: one testsuite per transport. */
@@ -27,7 +33,8 @@ export function junitXml(results: readonly CaseResult[]): string {
     const time = rs.reduce((sum, r) => sum + r.durationMs, 0) / 1000;
     const cases = rs.map((r) => {
       const open = `    <testcase classname="conformance.${xml(transport)}" name="${xml(r.id)}: ${xml(r.title)}" time="${r.durationMs / 1000}"`;
-      if (r.status === 'failed') return `${open}>\n      <failure message="${xml(r.error ?? 'failed')}"/>\n    </testcase>`;
+      if (r.status === 'failed')
+        return `${open}>\n      <failure message="${xml(r.error ?? 'failed')}"/>\n    </testcase>`;
       if (r.status === 'skipped') return `${open}>\n      <skipped/>\n    </testcase>`;
       return `${open}/>`;
     });

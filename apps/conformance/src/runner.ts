@@ -42,7 +42,9 @@ export async function runConformance(options: ConformanceOptions): Promise<CaseR
   const url = options.url ?? (options.transport === 'memory' ? 'runtime://conformance' : undefined);
   if (!url) throw new Error(`--url is required for --transport ${options.transport}`);
   const kind = options.credentials?.kind ?? 'apikey';
-  const token = options.credentials ? presentedToken(options.credentials.kind, options.credentials.value) : undefined;
+  const token = options.credentials
+    ? presentedToken(options.credentials.kind, options.credentials.value)
+    : undefined;
   const opened: Transport[] = [];
   const clientFor = (credential: string | null | undefined): AgentClient => {
     const transport = createClientTransport({
@@ -72,7 +74,13 @@ export async function runConformance(options: ConformanceOptions): Promise<CaseR
       };
       const started = performance.now();
       let timer: NodeJS.Timeout | undefined;
-      const result: CaseResult = { id: testCase.id, title: testCase.title, transport: options.transport, status: 'passed', durationMs: 0 };
+      const result: CaseResult = {
+        id: testCase.id,
+        title: testCase.title,
+        transport: options.transport,
+        status: 'passed',
+        durationMs: 0,
+      };
       try {
         await Promise.race([
           testCase.run(ctx),

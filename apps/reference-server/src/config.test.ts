@@ -17,7 +17,11 @@ describe('loadConfig', () => {
   });
 
   it('reads a config file and lets the environment override it', () => {
-    const file = configFile({ host: '0.0.0.0', ports: { http: 9000, grpc: 9001 }, auth: { mode: 'apikey', apiKeys: ['from-file'] } });
+    const file = configFile({
+      host: '0.0.0.0',
+      ports: { http: 9000, grpc: 9001 },
+      auth: { mode: 'apikey', apiKeys: ['from-file'] },
+    });
     const config = loadConfig({ AGENT_CONFIG: file, HTTP_PORT: '0', AGENT_API_KEYS: 'a, b' });
     expect(config.host).toBe('0.0.0.0');
     expect(config.ports).toEqual({ http: 0, sse: 8081, ws: 8082, grpc: 9001 });
@@ -61,7 +65,13 @@ describe('loadConfig', () => {
       AGENT_JWT_AUDIENCE: 'aud',
       AGENT_JWT_LEEWAY_SECONDS: '5',
     });
-    expect(config.auth.jwt).toEqual({ secret: 's', algorithm: 'HS512', issuer: 'iss', audience: 'aud', leewaySeconds: 5 });
+    expect(config.auth.jwt).toEqual({
+      secret: 's',
+      algorithm: 'HS512',
+      issuer: 'iss',
+      audience: 'aud',
+      leewaySeconds: 5,
+    });
   });
 });
 
@@ -84,7 +94,11 @@ describe('parseConfigFile', () => {
         host: '127.0.0.1',
         ports: { http: 1, sse: 2, ws: 3, grpc: 4 },
         httpBackend: 'express',
-        auth: { mode: 'basic', basicUsers: { a: 'b' }, jwt: { secret: 'x', algorithm: 'HS384', issuer: null, audience: 'y', leewaySeconds: 1 } },
+        auth: {
+          mode: 'basic',
+          basicUsers: { a: 'b' },
+          jwt: { secret: 'x', algorithm: 'HS384', issuer: null, audience: 'y', leewaySeconds: 1 },
+        },
         a2a: false,
         runStore: 'sqlite:/tmp/x.db',
         approvals: 'approve',

@@ -17,7 +17,13 @@ export interface ServerConfig {
   auth: {
     mode: AuthMode;
     apiKeys: string[];
-    jwt: { secret: string; algorithm: JwtAlgorithm; issuer: string | null; audience: string | null; leewaySeconds: number };
+    jwt: {
+      secret: string;
+      algorithm: JwtAlgorithm;
+      issuer: string | null;
+      audience: string | null;
+      leewaySeconds: number;
+    };
     basicUsers: Record<string, string>;
   };
   a2a: boolean;
@@ -97,7 +103,9 @@ export function parseConfigFile(value: unknown, source = 'config'): FileConfig {
   validateFile ??= new Ajv({ allErrors: true }).compile(FILE_SCHEMA);
   if (!validateFile(value)) {
     const issues = toValidationIssues(validateFile.errors);
-    throw new ValueError(`Invalid ${source}: ${issues.map((i) => `${i.pointer} ${i.message}`).join('; ')}`, { data: { errors: issues } });
+    throw new ValueError(`Invalid ${source}: ${issues.map((i) => `${i.pointer} ${i.message}`).join('; ')}`, {
+      data: { errors: issues },
+    });
   }
   return value as FileConfig;
 }
@@ -105,21 +113,30 @@ export function parseConfigFile(value: unknown, source = 'config'): FileConfig {
 function envPort(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new ValueError(`Invalid ${name}: ${raw} (expected a port number 0-65535)`);
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535)
+    throw new ValueError(`Invalid ${name}: ${raw} (expected a port number 0-65535)`);
   return Number(raw);
 }
 
-function envEnum<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[]): T | undefined {
+function envEnum<T extends string>(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  allowed: readonly T[],
+): T | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
-  if (!allowed.includes(raw as T)) throw new ValueError(`Invalid ${name}: ${raw} (expected one of ${allowed.join(', ')})`);
+  if (!allowed.includes(raw as T))
+    throw new ValueError(`Invalid ${name}: ${raw} (expected one of ${allowed.join(', ')})`);
   return raw as T;
 }
 
 /** `alice:pa:ss,bob:x` → {alice: 'pa:ss', bob: 'x'}; entries split at their first colon. */
 export function parseBasicUsers(raw: string): Record<string, string> {
   const users = Object.create(null) as Record<string, string>;
-  for (const entry of raw.split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const colon = entry.indexOf(':');
     if (colon <= 0) throw new ValueError('Invalid AGENT_BASIC_USERS: each entry must be user:password');
     users[entry.slice(0, colon)] = entry.slice(colon + 1);
@@ -159,13 +176,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
       ws: envPort(env, 'WS_PORT') ?? file.ports?.ws ?? d.ports.ws,
       grpc: envPort(env, 'GRPC_PORT') ?? file.ports?.grpc ?? d.ports.grpc,
     },
-    httpBackend: envEnum(env, 'AGENT_HTTP_BACKEND', ['node', 'express'] as const) ?? file.httpBackend ?? d.httpBackend,
+    httpBackend:
+      envEnum(env, 'AGENT_HTTP_BACKEND', ['node', 'express'] as const) ?? file.httpBackend ?? d.httpBackend,
     auth: {
-      mode: envEnum(env, 'AGENT_AUTH', ['none', 'apikey', 'bearer', 'basic'] as const) ?? file.auth?.mode ?? d.auth.mode,
-      apiKeys: env.AGENT_API_KEYS !== undefined ? env.AGENT_API_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : (file.auth?.apiKeys ?? []),
+      mode:
+        envEnum(env, 'AGENT_AUTH', ['none', 'apikey', 'bearer', 'basic'] as const) ??
+        file.auth?.mode ??
+        d.auth.mode,
+      apiKeys:
+        env.AGENT_API_KEYS !== undefined
+          ? env.AGENT_API_KEYS.split(',')
+              .map((k) => k.trim())
+              .filter(Boolean)
+          : (file.auth?.apiKeys ?? []),
       jwt: {
         secret: env.AGENT_JWT_SECRET ?? jwtFile.secret ?? d.auth.jwt.secret,
-        algorithm: envEnum(env, 'AGENT_JWT_ALGORITHM', ['HS256', 'HS384', 'HS512'] as const) ?? jwtFile.algorithm ?? d.auth.jwt.algorithm,
+        algorithm:
+          envEnum(env, 'AGENT_JWT_ALGORITHM', ['HS256', 'HS384', 'HS512'] as const) ??
+          jwtFile.algorithm ??
+          d.auth.jwt.algorithm,
         issuer: env.AGENT_JWT_ISSUER || (jwtFile.issuer ?? null),
         audience: env.AGENT_JWT_AUDIENCE || (jwtFile.audience ?? null),
         leewaySeconds: leeway ? Number(leeway) : (jwtFile.leewaySeconds ?? 0),
@@ -175,16 +204,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
           ? parseBasicUsers(env.AGENT_BASIC_USERS)
           : Object.assign(Object.create(null) as Record<string, string>, file.auth?.basicUsers ?? {}),
     },
-    a2a: env.AGENT_A2A !== undefined && env.AGENT_A2A !== '' ? env.AGENT_A2A === '1' || env.AGENT_A2A === 'true' : (file.a2a ?? d.a2a),
+    a2a:
+      env.AGENT_A2A !== undefined && env.AGENT_A2A !== ''
+        ? env.AGENT_A2A === '1' || env.AGENT_A2A === 'true'
+        : (file.a2a ?? d.a2a),
     runStore: env.AGENT_RUN_STORE || file.runStore || d.runStore,
-    approvals: envEnum(env, 'AGENT_APPROVALS', ['none', 'approve', 'deny'] as const) ?? file.approvals ?? d.approvals,
+    approvals:
+      envEnum(env, 'AGENT_APPROVALS', ['none', 'approve', 'deny'] as const) ?? file.approvals ?? d.approvals,
   };
   if (!/^(memory|sqlite:.+)$/.test(config.runStore)) {
     throw new ValueError(`Invalid AGENT_RUN_STORE: ${config.runStore} (expected memory or sqlite:<path>)`);
   }
   const { mode } = config.auth;
-  if (mode === 'apikey' && config.auth.apiKeys.length === 0) throw new ValueError('AGENT_AUTH=apikey needs AGENT_API_KEYS');
-  if (mode === 'bearer' && !config.auth.jwt.secret) throw new ValueError('AGENT_AUTH=bearer needs AGENT_JWT_SECRET');
-  if (mode === 'basic' && Object.keys(config.auth.basicUsers).length === 0) throw new ValueError('AGENT_AUTH=basic needs AGENT_BASIC_USERS');
+  if (mode === 'apikey' && config.auth.apiKeys.length === 0)
+    throw new ValueError('AGENT_AUTH=apikey needs AGENT_API_KEYS');
+  if (mode === 'bearer' && !config.auth.jwt.secret)
+    throw new ValueError('AGENT_AUTH=bearer needs AGENT_JWT_SECRET');
+  if (mode === 'basic' && Object.keys(config.auth.basicUsers).length === 0)
+    throw new ValueError('AGENT_AUTH=basic needs AGENT_BASIC_USERS');
   return config;
 }

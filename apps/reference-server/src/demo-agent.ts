@@ -24,7 +24,9 @@ export const DEMO_FILES: Readonly<Record<string, string>> = Object.freeze({
   'notes.txt': 'Tools run through capability policy; delete_record needs approval.',
 });
 
-export type DemoAgentOptions = Omit<AgentOptions, 'card' | 'execute' | 'policy'> & { card?: Partial<AgentCard> };
+export type DemoAgentOptions = Omit<AgentOptions, 'card' | 'execute' | 'policy'> & {
+  card?: Partial<AgentCard>;
+};
 
 export function createDemoCard(overrides: Partial<AgentCard> = {}): AgentCard {
   return {
@@ -35,10 +37,18 @@ export function createDemoCard(overrides: Partial<AgentCard> = {}): AgentCard {
     capabilities: { streaming: true, transports: ['http', 'sse', 'ws', 'grpc', 'memory'] },
     skills: [
       { id: 'echo', name: 'Echo', description: 'echo <text>: replies with the text and one text artifact' },
-      { id: 'sleep', name: 'Sleep', description: 'sleep <ms>: works for ms milliseconds, reporting progress every 100 ms' },
+      {
+        id: 'sleep',
+        name: 'Sleep',
+        description: 'sleep <ms>: works for ms milliseconds, reporting progress every 100 ms',
+      },
       { id: 'fail', name: 'Fail', description: 'fail <text>: fails with the text' },
       { id: 'stream', name: 'Stream', description: 'stream <n>: emits n artifact chunks' },
-      { id: 'tool', name: 'Tool', description: 'tool <name> <json-args>: calls read_file or delete_record through policy' },
+      {
+        id: 'tool',
+        name: 'Tool',
+        description: 'tool <name> <json-args>: calls read_file or delete_record through policy',
+      },
     ],
     ...overrides,
   };
@@ -114,7 +124,9 @@ export async function executeDemoCommand(task: Task, run: RunHandle): Promise<vo
     case 'tool':
       return toolCommand(run, rest);
     default:
-      throw new ValueError(`Unknown command "${command}". Commands: echo <text>, sleep <ms>, fail <text>, stream <n>, tool <name> <json-args>`);
+      throw new ValueError(
+        `Unknown command "${command}". Commands: echo <text>, sleep <ms>, fail <text>, stream <n>, tool <name> <json-args>`,
+      );
   }
 }
 
@@ -143,7 +155,8 @@ export function createDemoAgent(options: DemoAgentOptions = {}): Agent {
     capabilities: ['files.read'],
     handler: async (args: Record<string, unknown>) => {
       const path = String(args.path);
-      if (!Object.prototype.hasOwnProperty.call(DEMO_FILES, path)) throw new ValueError(`No such demo file: ${path}`);
+      if (!Object.prototype.hasOwnProperty.call(DEMO_FILES, path))
+        throw new ValueError(`No such demo file: ${path}`);
       return { path, content: DEMO_FILES[path] };
     },
   });

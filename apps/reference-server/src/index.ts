@@ -1,4 +1,24 @@
 // The reference server as a library, for tests and for the conformance app's in-process mode.
-export { loadConfig, parseConfigFile, parseBasicUsers, DEFAULT_CONFIG, type ServerConfig, type AuthMode } from './config.js';
-export { startReferenceServer, createAuthenticator, createRunStore, type ReferenceServer, type ReferenceServerUrls } from './server.js';
-export { createDemoAgent, createDemoCard, executeDemoCommand, DEMO_FILES, MAX_SLEEP_MS, MAX_STREAM_CHUNKS } from './demo-agent.js';
+export {
+  loadConfig,
+  parseConfigFile,
+  parseBasicUsers,
+  DEFAULT_CONFIG,
+  type ServerConfig,
+  type AuthMode,
+} from './config.js';
+export {
+  startReferenceServer,
+  createAuthenticator,
+  createRunStore,
+  type ReferenceServer,
+  type ReferenceServerUrls,
+} from './server.js';
+export {
+  createDemoAgent,
+  createDemoCard,
+  executeDemoCommand,
+  DEMO_FILES,
+  MAX_SLEEP_MS,
+  MAX_STREAM_CHUNKS,
+} from './demo-agent.js';

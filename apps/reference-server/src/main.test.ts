@@ -9,10 +9,19 @@ import { SSETransport } from '@agent/transport-sse';
 jest.setTimeout(60_000);
 
 const MAIN = path.resolve(__dirname, '../dist/main.js');
-const BASE_ENV = { PATH: process.env.PATH ?? '', HTTP_PORT: '0', SSE_PORT: '0', WS_PORT: '0', GRPC_PORT: '0' };
+const BASE_ENV = {
+  PATH: process.env.PATH ?? '',
+  HTTP_PORT: '0',
+  SSE_PORT: '0',
+  WS_PORT: '0',
+  GRPC_PORT: '0',
+};
 
 function start(env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [MAIN], { env: { ...BASE_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...BASE_ENV, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const reader = createInterface({ input: child.stdout! });
   const waiters: Array<() => void> = [];
@@ -30,7 +39,12 @@ function start(env: Record<string, string> = {}) {
       await new Promise<void>((resolve) => waiters.push(resolve));
     }
   };
-  return { child, nextRecord, stderr: () => stderr, exit: once(child, 'exit') as Promise<[number | null, string | null]> };
+  return {
+    child,
+    nextRecord,
+    stderr: () => stderr,
+    exit: once(child, 'exit') as Promise<[number | null, string | null]>,
+  };
 }
 
 it('prints one listening line, serves, and exits 0 on SIGTERM after canceling in-flight work', async () => {
@@ -72,7 +86,11 @@ it('exits 1 with a JSON error line naming a bad setting', async () => {
   const server = start({ HTTP_PORT: 'eighty' });
   const [code] = await server.exit;
   expect(code).toBe(1);
-  const line = JSON.parse(server.stderr().trim().split('\n').pop()!) as { event: string; code: string; message: string };
+  const line = JSON.parse(server.stderr().trim().split('\n').pop()!) as {
+    event: string;
+    code: string;
+    message: string;
+  };
   expect(line).toMatchObject({ event: 'error', code: 'VALUE_ERROR' });
   expect(line.message).toContain('HTTP_PORT');
 });

@@ -36,6 +36,8 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   const err = error as Error & { code?: string };
-  process.stderr.write(`${JSON.stringify({ event: 'error', code: err.code ?? 'INTERNAL', message: err.message })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ event: 'error', code: err.code ?? 'INTERNAL', message: err.message })}\n`,
+  );
   process.exit(1);
 });

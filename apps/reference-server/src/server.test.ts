@@ -22,7 +22,12 @@ describe('startReferenceServer', () => {
   const dbPath = path.join(dir, 'runs.db');
 
   beforeAll(async () => {
-    const config: ServerConfig = { ...DEFAULT_CONFIG, ports: ZERO_PORTS, runStore: `sqlite:${dbPath}`, approvals: 'approve' };
+    const config: ServerConfig = {
+      ...DEFAULT_CONFIG,
+      ports: ZERO_PORTS,
+      runStore: `sqlite:${dbPath}`,
+      approvals: 'approve',
+    };
     server = await startReferenceServer(config);
   });
   afterAll(async () => {
@@ -64,7 +69,10 @@ describe('startReferenceServer', () => {
     const client = new AgentClient({ transport: http, baseUrl: server.urls.http });
     const done = await client.sendTask(createTask('tool delete_record {"id":"r2"}'));
     expect(done.state).toBe('completed');
-    expect(JSON.parse(String(done.messages[done.messages.length - 1]!.parts[0]!.content))).toEqual({ id: 'r2', deleted: true });
+    expect(JSON.parse(String(done.messages[done.messages.length - 1]!.parts[0]!.content))).toEqual({
+      id: 'r2',
+      deleted: true,
+    });
     await http.stop();
   });
 
@@ -92,5 +100,7 @@ describe('startReferenceServer', () => {
 });
 
 it('refuses A2A mode with a typed error instead of ignoring it', async () => {
-  await expect(startReferenceServer({ ...DEFAULT_CONFIG, ports: ZERO_PORTS, a2a: true })).rejects.toBeInstanceOf(UnsupportedOperationError);
+  await expect(
+    startReferenceServer({ ...DEFAULT_CONFIG, ports: ZERO_PORTS, a2a: true }),
+  ).rejects.toBeInstanceOf(UnsupportedOperationError);
 });

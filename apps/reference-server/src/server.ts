@@ -2,7 +2,12 @@
  * Assembles the reference server: one demo agent bound to every transport, so a task started on one
  * transport can be canceled from another.
  */
-import { UnsupportedOperationError, type ApprovalDecisionData, type ApprovalRequestData, type Transport } from '@agent/core';
+import {
+  UnsupportedOperationError,
+  type ApprovalDecisionData,
+  type ApprovalRequestData,
+  type Transport,
+} from '@agent/core';
 import { APIKeyAuth, BasicAuth, BearerTokenAuth, type Authenticator } from '@agent/auth';
 import { InMemoryRunStore, SqliteRunStore, type RunStore } from '@agent/events';
 import type { Agent } from '@agent/runtime';
@@ -68,7 +73,9 @@ function hostForUrl(host: string): string {
 
 export async function startReferenceServer(config: ServerConfig): Promise<ReferenceServer> {
   if (config.a2a) {
-    throw new UnsupportedOperationError('A2A mode (AGENT_A2A=1) is not available in this build of the reference server');
+    throw new UnsupportedOperationError(
+      'A2A mode (AGENT_A2A=1) is not available in this build of the reference server',
+    );
   }
   const authenticator = createAuthenticator(config);
   const runStore = createRunStore(config.runStore);
@@ -80,8 +87,17 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
   });
   const sse = new SSETransport({ url: `http://${host}:${config.ports.sse}`, authenticator });
   const ws = new WebSocketTransport({ url: `ws://${host}:${config.ports.ws}`, authenticator });
-  const grpc = new GRPCTransport({ url: `grpc://${host}:${config.ports.grpc}`, authenticator, health: true, reflection: true });
-  const agent = createDemoAgent({ runStore, authenticator, approvalHandler: approvalHandler(config.approvals) });
+  const grpc = new GRPCTransport({
+    url: `grpc://${host}:${config.ports.grpc}`,
+    authenticator,
+    health: true,
+    reflection: true,
+  });
+  const agent = createDemoAgent({
+    runStore,
+    authenticator,
+    approvalHandler: approvalHandler(config.approvals),
+  });
   const transports: Transport[] = [http, sse, ws, grpc];
   for (const transport of transports) transport.bind(agent);
 
@@ -105,7 +121,8 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     urls: { http: http.url, sse: sse.url, ws: ws.url, grpc: grpc.url },
     stop(reason = 'server shutting down') {
       stopping ??= (async () => {
-        const cancelActive = () => Promise.allSettled(agent.activeTaskIds.map((id) => agent.cancelTask(id, reason)));
+        const cancelActive = () =>
+          Promise.allSettled(agent.activeTaskIds.map((id) => agent.cancelTask(id, reason)));
         await cancelActive();
         // Requests already accepted may register tasks while the transports drain: cancel those too.
         const sweep = setInterval(() => void cancelActive(), 50);
@@ -120,4 +137,3 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     },
   };
 }
-

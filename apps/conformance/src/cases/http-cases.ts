@@ -21,7 +21,11 @@ function echoTask(text = 'conformance') {
 }
 
 function expectStatus(res: RawResponse, status: number, what: string): void {
-  assert.equal(res.status, status, `${what}: expected HTTP ${status}, got ${res.status} ${res.text.slice(0, 200)}`);
+  assert.equal(
+    res.status,
+    status,
+    `${what}: expected HTTP ${status}, got ${res.status} ${res.text.slice(0, 200)}`,
+  );
 }
 
 function expectErrorCode(res: RawResponse, status: number, code: string, what: string): void {
@@ -77,13 +81,23 @@ export const httpCases: ConformanceCase[] = [
     transports: HTTP,
     auth: 'required',
     async run(ctx) {
-      expectErrorCode(await rawHttp(url(ctx), '/.well-known/agent.json'), 401, 'UNAUTHENTICATED', 'card without credentials');
+      expectErrorCode(
+        await rawHttp(url(ctx), '/.well-known/agent.json'),
+        401,
+        'UNAUTHENTICATED',
+        'card without credentials',
+      );
       const res = await rawHttp(url(ctx), '/.well-known/agent.json', { headers: goodAuth(ctx) });
       expectStatus(res, 200, 'card with credentials');
-      const schemes = (res.json as { securitySchemes?: Record<string, { type: string; scheme: string | null }> }).securitySchemes;
+      const schemes = (
+        res.json as { securitySchemes?: Record<string, { type: string; scheme: string | null }> }
+      ).securitySchemes;
       assert.ok(schemes, 'card has securitySchemes');
       const expectedType = ctx.auth!.kind === 'apikey' ? 'apiKey' : 'http';
-      assert.ok(schemes[expectedType], `securitySchemes is keyed by auth type ${expectedType}: ${JSON.stringify(schemes)}`);
+      assert.ok(
+        schemes[expectedType],
+        `securitySchemes is keyed by auth type ${expectedType}: ${JSON.stringify(schemes)}`,
+      );
       assert.equal(schemes[expectedType]!.type, expectedType);
       for (const entry of Object.values(schemes)) {
         assert.deepEqual(Object.keys(entry).sort(), ['description', 'metadata', 'scheme', 'type']);
@@ -98,7 +112,12 @@ export const httpCases: ConformanceCase[] = [
     auth: 'required',
     async run(ctx) {
       expectErrorCode(await sendWith(ctx, {}), 401, 'UNAUTHENTICATED', 'POST /tasks/ without credentials');
-      expectErrorCode(await postJson(url(ctx), '/tasks/cancel', { task_id: 'x' }), 401, 'UNAUTHENTICATED', 'cancel without credentials');
+      expectErrorCode(
+        await postJson(url(ctx), '/tasks/cancel', { task_id: 'x' }),
+        401,
+        'UNAUTHENTICATED',
+        'cancel without credentials',
+      );
     },
   },
   {
@@ -121,8 +140,16 @@ export const httpCases: ConformanceCase[] = [
     async run(ctx) {
       const { kind, token } = ctx.auth!;
       const prefix = kind === 'apikey' ? 'apikey' : kind === 'bearer' ? 'BEARER' : 'basic';
-      expectStatus(await sendWith(ctx, { authorization: `${prefix} ${token}` }), 200, `Authorization: ${prefix}`);
-      expectStatus(await sendWith(ctx, { authorization: authorizationHeader(kind, token) }), 200, 'canonical prefix');
+      expectStatus(
+        await sendWith(ctx, { authorization: `${prefix} ${token}` }),
+        200,
+        `Authorization: ${prefix}`,
+      );
+      expectStatus(
+        await sendWith(ctx, { authorization: authorizationHeader(kind, token) }),
+        200,
+        'canonical prefix',
+      );
     },
   },
   {
@@ -154,8 +181,17 @@ export const httpCases: ConformanceCase[] = [
     async run(ctx) {
       const { kind, token } = ctx.auth!;
       const wrong = authorizationHeader(kind, 'not-the-credential');
-      expectErrorCode(await sendWith(ctx, { authorization: wrong, 'x-api-key': token }), 401, 'UNAUTHENTICATED', 'bad Authorization + good X-API-Key');
-      expectStatus(await sendWith(ctx, { authorization: authorizationHeader(kind, token), 'x-api-key': 'nope' }), 200, 'good Authorization + bad X-API-Key');
+      expectErrorCode(
+        await sendWith(ctx, { authorization: wrong, 'x-api-key': token }),
+        401,
+        'UNAUTHENTICATED',
+        'bad Authorization + good X-API-Key',
+      );
+      expectStatus(
+        await sendWith(ctx, { authorization: authorizationHeader(kind, token), 'x-api-key': 'nope' }),
+        200,
+        'good Authorization + bad X-API-Key',
+      );
       expectErrorCode(
         await sendWith(ctx, { 'x-api-key': 'nope' }, `?api_key=${encodeURIComponent(token)}`),
         401,
@@ -201,10 +237,24 @@ export const httpCases: ConformanceCase[] = [
     async run(ctx) {
       const res = await postJson(url(ctx), '/tasks/', { id: 't', state: 'sleeping' }, goodAuth(ctx));
       expectErrorCode(res, 422, 'VALIDATION_FAILED', 'unknown state');
-      const errors = (errorBody(res.json).data as { errors?: { pointer: string }[] } | undefined)?.errors ?? [];
-      assert.ok(errors.some((e) => e.pointer === '/state'), `data.errors names /state: ${JSON.stringify(errors)}`);
-      expectErrorCode(await postJson(url(ctx), '/tasks/', [1, 2], goodAuth(ctx)), 422, 'VALIDATION_FAILED', 'array body');
-      expectErrorCode(await postJson(url(ctx), '/tasks/', 'text', goodAuth(ctx)), 422, 'VALIDATION_FAILED', 'string body');
+      const errors =
+        (errorBody(res.json).data as { errors?: { pointer: string }[] } | undefined)?.errors ?? [];
+      assert.ok(
+        errors.some((e) => e.pointer === '/state'),
+        `data.errors names /state: ${JSON.stringify(errors)}`,
+      );
+      expectErrorCode(
+        await postJson(url(ctx), '/tasks/', [1, 2], goodAuth(ctx)),
+        422,
+        'VALIDATION_FAILED',
+        'array body',
+      );
+      expectErrorCode(
+        await postJson(url(ctx), '/tasks/', 'text', goodAuth(ctx)),
+        422,
+        'VALIDATION_FAILED',
+        'string body',
+      );
     },
   },
   {
@@ -232,9 +282,24 @@ export const httpCases: ConformanceCase[] = [
     title: 'POST /tasks/cancel reads task_id (and id) and answers 404 TASK_NOT_FOUND for unknown ids',
     transports: HTTP,
     async run(ctx) {
-      expectErrorCode(await postJson(url(ctx), '/tasks/cancel', { task_id: 'never-seen' }, goodAuth(ctx)), 404, 'TASK_NOT_FOUND', 'task_id');
-      expectErrorCode(await postJson(url(ctx), '/tasks/cancel', { id: 'never-seen' }, goodAuth(ctx)), 404, 'TASK_NOT_FOUND', 'id');
-      expectErrorCode(await postJson(url(ctx), '/tasks/cancel', {}, goodAuth(ctx)), 422, 'VALIDATION_FAILED', 'no id');
+      expectErrorCode(
+        await postJson(url(ctx), '/tasks/cancel', { task_id: 'never-seen' }, goodAuth(ctx)),
+        404,
+        'TASK_NOT_FOUND',
+        'task_id',
+      );
+      expectErrorCode(
+        await postJson(url(ctx), '/tasks/cancel', { id: 'never-seen' }, goodAuth(ctx)),
+        404,
+        'TASK_NOT_FOUND',
+        'id',
+      );
+      expectErrorCode(
+        await postJson(url(ctx), '/tasks/cancel', {}, goodAuth(ctx)),
+        422,
+        'VALIDATION_FAILED',
+        'no id',
+      );
     },
   },
 ];

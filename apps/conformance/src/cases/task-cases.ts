@@ -1,7 +1,15 @@
 /** Cases that drive the agent through `@agent/client`, identical on every transport. */
 import { createTask, isFinalEvent, type Task, type TaskEvent } from '@agent/core';
 import { STREAMING_TRANSPORTS, type ConformanceCase } from '../context.js';
-import { asJson, assert, assertOneFinalStatus, collect, expectCode, lastAgentText, untilRegistered } from '../expect.js';
+import {
+  asJson,
+  assert,
+  assertOneFinalStatus,
+  collect,
+  expectCode,
+  lastAgentText,
+  untilRegistered,
+} from '../expect.js';
 
 export const taskCases: ConformanceCase[] = [
   {
@@ -64,7 +72,9 @@ export const taskCases: ConformanceCase[] = [
     id: 'task.tool.allowed',
     title: 'a tool whose capability the policy allows runs and returns its result',
     async run(ctx) {
-      const done = await ctx.client.sendTask(createTask('tool read_file {"path":"readme.txt"}'), { signal: ctx.signal });
+      const done = await ctx.client.sendTask(createTask('tool read_file {"path":"readme.txt"}'), {
+        signal: ctx.signal,
+      });
       assert.equal(done.state, 'completed', JSON.stringify(done.metadata.error));
       assert.match(lastAgentText(done), /reference server/);
     },
@@ -73,7 +83,9 @@ export const taskCases: ConformanceCase[] = [
     id: 'task.tool.approval',
     title: 'a tool that needs approval without a handler fails with APPROVAL_REQUIRED and no side effect',
     async run(ctx) {
-      const done = await ctx.client.sendTask(createTask('tool delete_record {"id":"r1"}'), { signal: ctx.signal });
+      const done = await ctx.client.sendTask(createTask('tool delete_record {"id":"r1"}'), {
+        signal: ctx.signal,
+      });
       assert.equal(done.state, 'failed');
       const error = done.metadata.error as { code?: string; data?: { request?: { request_id?: string } } };
       assert.equal(error.code, 'APPROVAL_REQUIRED');
@@ -83,7 +95,9 @@ export const taskCases: ConformanceCase[] = [
     id: 'task.tool.invalid-arguments',
     title: 'tool arguments that fail the tool schema fail the task before any side effect',
     async run(ctx) {
-      const done = await ctx.client.sendTask(createTask('tool read_file {"path": 5}'), { signal: ctx.signal });
+      const done = await ctx.client.sendTask(createTask('tool read_file {"path": 5}'), {
+        signal: ctx.signal,
+      });
       assert.equal(done.state, 'failed');
     },
   },
@@ -91,7 +105,11 @@ export const taskCases: ConformanceCase[] = [
     id: 'task.cancel.unknown',
     title: 'canceling an unknown task id fails with TASK_NOT_FOUND',
     async run(ctx) {
-      await expectCode(() => ctx.client.cancelTask('never-registered-task', 'x', { signal: ctx.signal }), 'TASK_NOT_FOUND', 'cancel unknown');
+      await expectCode(
+        () => ctx.client.cancelTask('never-registered-task', 'x', { signal: ctx.signal }),
+        'TASK_NOT_FOUND',
+        'cancel unknown',
+      );
     },
   },
   {
@@ -100,7 +118,11 @@ export const taskCases: ConformanceCase[] = [
     async run(ctx) {
       const done = await ctx.client.sendTask(createTask('echo done'), { signal: ctx.signal });
       assert.equal(done.state, 'completed');
-      await expectCode(() => ctx.client.cancelTask(done.id, 'too late', { signal: ctx.signal }), 'TASK_NOT_CANCELABLE', 'cancel finished');
+      await expectCode(
+        () => ctx.client.cancelTask(done.id, 'too late', { signal: ctx.signal }),
+        'TASK_NOT_CANCELABLE',
+        'cancel finished',
+      );
     },
   },
   {
@@ -109,7 +131,10 @@ export const taskCases: ConformanceCase[] = [
     async run(ctx) {
       const task = createTask('sleep 20000');
       const running = ctx.client.sendTask(task, { signal: ctx.signal });
-      const canceled = await untilRegistered(() => ctx.client.cancelTask(task.id, 'conformance cancel', { signal: ctx.signal }), ctx.signal);
+      const canceled = await untilRegistered(
+        () => ctx.client.cancelTask(task.id, 'conformance cancel', { signal: ctx.signal }),
+        ctx.signal,
+      );
       assert.equal(canceled.state, 'canceled');
       assert.equal(canceled.metadata.cancel_reason, 'conformance cancel');
       const finished: Task = await running;
@@ -117,7 +142,11 @@ export const taskCases: ConformanceCase[] = [
       assert.equal(finished.metadata.cancel_reason, 'conformance cancel');
       const runContext = finished.metadata.run_context as { canceled?: boolean } | undefined;
       assert.equal(runContext?.canceled, true, 'run_context.canceled is true');
-      await expectCode(() => ctx.client.cancelTask(task.id, 'again', { signal: ctx.signal }), 'TASK_NOT_CANCELABLE', 'second cancel');
+      await expectCode(
+        () => ctx.client.cancelTask(task.id, 'again', { signal: ctx.signal }),
+        'TASK_NOT_CANCELABLE',
+        'second cancel',
+      );
     },
   },
   {
@@ -125,8 +154,16 @@ export const taskCases: ConformanceCase[] = [
     title: 'wrong or missing credentials are rejected as UNAUTHENTICATED on this transport',
     auth: 'required',
     async run(ctx) {
-      await expectCode(() => ctx.clientWith('wrong-credential').sendTask(createTask('echo x'), { signal: ctx.signal }), 'UNAUTHENTICATED', 'wrong credential');
-      await expectCode(() => ctx.clientWith(null).sendTask(createTask('echo x'), { signal: ctx.signal }), 'UNAUTHENTICATED', 'no credential');
+      await expectCode(
+        () => ctx.clientWith('wrong-credential').sendTask(createTask('echo x'), { signal: ctx.signal }),
+        'UNAUTHENTICATED',
+        'wrong credential',
+      );
+      await expectCode(
+        () => ctx.clientWith(null).sendTask(createTask('echo x'), { signal: ctx.signal }),
+        'UNAUTHENTICATED',
+        'no credential',
+      );
     },
   },
   {
@@ -135,7 +172,9 @@ export const taskCases: ConformanceCase[] = [
     transports: STREAMING_TRANSPORTS,
     async run(ctx) {
       const events = await collect(ctx.client.streamTask(createTask('stream 5'), { signal: ctx.signal }));
-      const artifacts = events.filter((e): e is Extract<TaskEvent, { type: 'task.artifact' }> => e.type === 'task.artifact');
+      const artifacts = events.filter(
+        (e): e is Extract<TaskEvent, { type: 'task.artifact' }> => e.type === 'task.artifact',
+      );
       assert.equal(artifacts.length, 5, `5 artifact events, got ${artifacts.length}`);
       assert.deepEqual(
         artifacts.map((a) => a.artifact.parts[a.artifact.parts.length - 1]!.content),
@@ -168,7 +207,10 @@ export const taskCases: ConformanceCase[] = [
         for await (const event of ctx.client.streamTask(task, { signal: ctx.signal })) events.push(event);
       })();
       const other = ctx.clientWith(ctx.auth ? ctx.auth.token : null);
-      await untilRegistered(() => other.cancelTask(task.id, 'stream cancel', { signal: ctx.signal }), ctx.signal);
+      await untilRegistered(
+        () => other.cancelTask(task.id, 'stream cancel', { signal: ctx.signal }),
+        ctx.signal,
+      );
       await streaming;
       assertOneFinalStatus(events, 'canceled', 'canceled stream');
       assert.ok(!events.some((e) => e.type === 'task.error'), 'cancellation is never a task.error');

@@ -16,7 +16,14 @@ export const MAIN = path.resolve(__dirname, '../../../reference-server/dist/main
 
 export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', HTTP_PORT: '0', SSE_PORT: '0', WS_PORT: '0', GRPC_PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HTTP_PORT: '0',
+      SSE_PORT: '0',
+      WS_PORT: '0',
+      GRPC_PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
