@@ -5,13 +5,23 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runGrpcBench } from './grpc-bench.js';
 import { runHttpBench, type HttpComparison } from './http-bench.js';
+import type { Comparison } from './load.js';
+import { runStreamBench } from './stream-bench.js';
 
 function row(c: HttpComparison): string {
   const pass = c.ratio >= c.target ? 'meets' : 'BELOW';
   return [
     `| ${c.baseline.name} | ${c.baseline.requestsPerSecond.toLocaleString('en-US')} | ${c.baseline.latencyP50Ms} / ${c.baseline.latencyP99Ms} | | |`,
     `| ${c.subject.name} | ${c.subject.requestsPerSecond.toLocaleString('en-US')} | ${c.subject.latencyP50Ms} / ${c.subject.latencyP99Ms} | **${c.ratio.toFixed(2)}** | ≥ ${c.target} (${pass}) |`,
+  ].join('\n');
+}
+
+function loopRows(c: Comparison, unit: string): string {
+  return [
+    `| ${c.baseline.name} | ${c.baseline.perSecond.toLocaleString('en-US')} ${unit} | |`,
+    `| ${c.subject.name} | ${c.subject.perSecond.toLocaleString('en-US')} ${unit} | **${c.ratio.toFixed(2)}** |`,
   ].join('\n');
 }
 
@@ -32,7 +42,17 @@ async function main(): Promise<void> {
     '|---|---:|---:|---:|---|',
     ...http.map(row),
   ].join('\n');
-  process.stdout.write(`${table}\n`);
+  process.stdout.write(`${table}\n\n`);
+  const grpc = await runGrpcBench({ seconds: settings.durationSeconds, concurrency: settings.connections });
+  const streams = await runStreamBench({ seconds: settings.durationSeconds, concurrency: 4 });
+  const streamTable = [
+    '| subject | throughput | ratio |',
+    '|---|---:|---:|',
+    loopRows(grpc, 'calls/s'),
+    loopRows(streams.ws, 'events/s'),
+    loopRows(streams.sse, 'events/s'),
+  ].join('\n');
+  process.stdout.write(`${streamTable}\n`);
   if (process.argv.includes('--write')) {
     const doc = `# Benchmarks
 
@@ -51,6 +71,16 @@ backend is compared with a bare \`node:http\` JSON echo, the \`express\` backend
 schema validation and the handler call.
 
 ${table}
+
+## gRPC unary and streamed events
+
+gRPC: \`GRPCTransport\` Invoke (send_task echo, through the proto codec and the Task schema check) against
+a bare grpc-js unary echo that parses and re-serializes the same Task JSON, ${settings.connections} calls in
+flight. Streams: 4 concurrent streams of 1,000 \`task.artifact\` events each through
+\`WebSocketTransport\` / \`SSETransport\` (server and client), against a bare \`ws\` server writing the same
+frames and a bare \`node:http\` SSE writer read with eventsource-parser.
+
+${streamTable}
 `;
     writeFileSync(path.resolve(__dirname, '../../docs/benchmarks.md'), doc);
     process.stdout.write('wrote docs/benchmarks.md\n');
