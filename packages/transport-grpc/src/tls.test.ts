@@ -1,5 +1,5 @@
 import { CLIENT_OPERATIONS, isFinalEvent, UnavailableError, ValueError, type TaskEvent } from '@agent/core';
-import { createTestPki, type TestPki } from './test-support/certs.js';
+import { createTestPki, type TestPki } from '@agent/test-support';
 import { apiKeyAuth, API_KEY, Harness, task } from './test-support/harness.js';
 
 const harness = new Harness();
@@ -16,7 +16,7 @@ describe('GRPCTransport over grpcs://', () => {
   it('serves TLS; a client trusting the CA gets unary and streamed results', async () => {
     const { url } = await harness.server({
       url: TLS_URL,
-      tls: { cert: pki.server.cert, key: pki.server.key },
+      tls: { cert: pki.serverCert, key: pki.serverKey },
     });
     expect(url).toMatch(/^grpcs:\/\/127\.0\.0\.1:\d+$/);
     const client = harness.client({ tls: { ca: pki.ca } });
@@ -30,7 +30,7 @@ describe('GRPCTransport over grpcs://', () => {
   it('a client that does not trust the server certificate cannot connect (UNAVAILABLE)', async () => {
     const { url } = await harness.server({
       url: TLS_URL,
-      tls: { cert: pki.server.cert, key: pki.server.key },
+      tls: { cert: pki.serverCert, key: pki.serverKey },
     });
     await expect(
       harness.client({ timeoutMs: 5000 }).send(CLIENT_OPERATIONS.get_card, url),
@@ -40,7 +40,7 @@ describe('GRPCTransport over grpcs://', () => {
   it('a plaintext client cannot talk to a TLS server', async () => {
     const { url } = await harness.server({
       url: TLS_URL,
-      tls: { cert: pki.server.cert, key: pki.server.key },
+      tls: { cert: pki.serverCert, key: pki.serverKey },
     });
     await expect(
       harness.client({ timeoutMs: 2000 }).send(CLIENT_OPERATIONS.get_card, url.replace('grpcs:', 'grpc:')),
@@ -52,7 +52,7 @@ describe('GRPCTransport over grpcs://', () => {
   it('rejectUnauthorized: false skips verification; servername verifies another name', async () => {
     const { url, server } = await harness.server({
       url: TLS_URL,
-      tls: { cert: pki.server.cert, key: pki.server.key },
+      tls: { cert: pki.serverCert, key: pki.serverKey },
     });
     await expect(
       harness.client({ tls: { rejectUnauthorized: false } }).send(CLIENT_OPERATIONS.get_card, url),
@@ -71,10 +71,10 @@ describe('GRPCTransport over grpcs://', () => {
     const { url, handler } = await harness.server({
       url: TLS_URL,
       authenticator: apiKeyAuth(),
-      tls: { cert: pki.server.cert, key: pki.server.key, ca: pki.ca, requestClientCert: true },
+      tls: { cert: pki.serverCert, key: pki.serverKey, ca: pki.ca, requestClientCert: true },
     });
     const client = harness.client({
-      tls: { ca: pki.ca, cert: pki.client.cert, key: pki.client.key },
+      tls: { ca: pki.ca, cert: pki.clientCert, key: pki.clientKey },
       authenticator: apiKeyAuth(),
       credentials: API_KEY,
     });
@@ -87,7 +87,7 @@ describe('GRPCTransport over grpcs://', () => {
   it('mutual TLS: no client certificate, or one from another CA, is refused', async () => {
     const { url } = await harness.server({
       url: TLS_URL,
-      tls: { cert: pki.server.cert, key: pki.server.key, ca: pki.ca, requestClientCert: true },
+      tls: { cert: pki.serverCert, key: pki.serverKey, ca: pki.ca, requestClientCert: true },
     });
     await expect(
       harness.client({ tls: { ca: pki.ca }, timeoutMs: 5000 }).send(CLIENT_OPERATIONS.get_card, url),
@@ -95,7 +95,7 @@ describe('GRPCTransport over grpcs://', () => {
     await expect(
       harness
         .client({
-          tls: { ca: pki.ca, cert: pki.rogueClient.cert, key: pki.rogueClient.key },
+          tls: { ca: pki.ca, cert: pki.strangerCert, key: pki.strangerKey },
           timeoutMs: 5000,
         })
         .send(CLIENT_OPERATIONS.get_card, url),
@@ -107,12 +107,12 @@ describe('GRPCTransport over grpcs://', () => {
     await expect(
       harness.server({
         url: TLS_URL,
-        tls: { cert: pki.server.cert, key: pki.server.key, requestClientCert: true },
+        tls: { cert: pki.serverCert, key: pki.serverKey, requestClientCert: true },
       }),
     ).rejects.toBeInstanceOf(ValueError);
     await expect(
       harness
-        .client({ tls: { cert: pki.client.cert } })
+        .client({ tls: { cert: pki.clientCert } })
         .send(CLIENT_OPERATIONS.get_card, 'grpcs://127.0.0.1:1'),
     ).rejects.toBeInstanceOf(ValueError);
   });
@@ -120,7 +120,7 @@ describe('GRPCTransport over grpcs://', () => {
   it('certificates given as Uint8Array (after a structured clone) work too', async () => {
     const { url } = await harness.server({
       url: TLS_URL,
-      tls: { cert: pki.server.cert, key: pki.server.key },
+      tls: { cert: pki.serverCert, key: pki.serverKey },
     });
     const cloned = structuredClone({ ca: Buffer.from(pki.ca) });
     expect(Buffer.isBuffer(cloned.ca)).toBe(false);

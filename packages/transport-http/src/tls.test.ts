@@ -9,7 +9,7 @@ import {
 } from '@agent/core';
 import { HTTPTransport } from './http-transport.js';
 import type { BackendName } from './options.js';
-import { testPki, type TestPki } from './test-support/certs.js';
+import { createTestPki, type TestPki } from '@agent/test-support';
 import { TestHandler } from './test-support/test-handler.js';
 
 const BACKENDS: BackendName[] = ['node', 'express'];
@@ -37,7 +37,7 @@ describe.each(BACKENDS)('%s backend over TLS', (backend) => {
   const transports: HTTPTransport[] = [];
 
   beforeAll(async () => {
-    pki = await testPki();
+    pki = await createTestPki();
   });
 
   afterEach(async () => {

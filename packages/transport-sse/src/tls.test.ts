@@ -1,6 +1,6 @@
 import { CLIENT_OPERATIONS, createTask, UnavailableError, type Task, type TaskEvent } from '@agent/core';
 import { SSETransport } from './sse-transport.js';
-import { createTestCertificates, type TestCertificates } from './test-support/certs.js';
+import { createTestPki, type TestPki } from '@agent/test-support';
 import { startHarness, type Harness } from './test-support/harness.js';
 
 async function collect(events: AsyncIterable<TaskEvent>): Promise<TaskEvent[]> {
@@ -9,9 +9,9 @@ async function collect(events: AsyncIterable<TaskEvent>): Promise<TaskEvent[]> {
   return seen;
 }
 
-let certs: TestCertificates;
+let certs: TestPki;
 beforeAll(async () => {
-  certs = await createTestCertificates();
+  certs = await createTestPki();
 });
 
 describe('https', () => {
@@ -36,7 +36,7 @@ describe('https', () => {
     const before = h.agent.contexts.length;
     const stranger = new SSETransport({ url: h.url });
     await expect(stranger.send(CLIENT_OPERATIONS.get_card, h.url)).rejects.toBeInstanceOf(UnavailableError);
-    const wrongCa = new SSETransport({ url: h.url, tls: { ca: certs.otherCa } });
+    const wrongCa = new SSETransport({ url: h.url, tls: { ca: certs.strangerCa } });
     await expect(collect(wrongCa.subscribe(h.url, createTask('stream 1')))).rejects.toBeInstanceOf(
       UnavailableError,
     );
@@ -81,7 +81,7 @@ describe('mutual TLS', () => {
     await expect(anonymous.send(CLIENT_OPERATIONS.get_card, h.url)).rejects.toBeInstanceOf(UnavailableError);
     const foreign = new SSETransport({
       url: h.url,
-      tls: { ca: certs.ca, cert: certs.otherClientCert, key: certs.otherClientKey },
+      tls: { ca: certs.ca, cert: certs.strangerCert, key: certs.strangerKey },
     });
     await expect(collect(foreign.subscribe(h.url, createTask('stream 1')))).rejects.toBeInstanceOf(
       UnavailableError,

@@ -1,7 +1,7 @@
 import { APIKeyAuth } from '@agent/auth';
 import { CLIENT_OPERATIONS, UnauthenticatedError, UnavailableError, type Task } from '@agent/core';
 import { request } from 'node:https';
-import { createTestPki, type TestPki } from './test-support/certs.js';
+import { createTestPki, type TestPki } from '@agent/test-support';
 import { client, closeAll, collect, serve, task } from './test-support/harness.js';
 
 let pki: TestPki;

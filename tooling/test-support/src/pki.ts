@@ -6,7 +6,9 @@ export interface TestPki {
   serverKey: string;
   clientCert: string;
   clientKey: string;
-  /** A client certificate from another CA: the server must refuse it. */
+  /** Another CA: a client trusting only it must refuse the server. */
+  strangerCa: string;
+  /** A client certificate from that other CA: the server must refuse it. */
   strangerCert: string;
   strangerKey: string;
 }
@@ -61,6 +63,7 @@ export async function createTestPki(): Promise<TestPki> {
     serverKey: server.key,
     clientCert: client.cert,
     clientKey: client.key,
+    strangerCa: other.cert,
     strangerCert: stranger.cert,
     strangerKey: stranger.key,
   };
