@@ -130,3 +130,4 @@ export {
   type ComponentDescriptor,
   type Describable,
 } from './descriptor.js';
+export { raceAbort, sleep, combineSignals, type AbortErrorFactory } from './abort.js';

@@ -1,4 +1,4 @@
-import { TaskCanceledError } from '@agent/core';
+import { raceAbort as coreRaceAbort, sleep as coreSleep, TaskCanceledError } from '@agent/core';
 
 /**
  * The live cancel switch of one task: an AbortController whose reason is a TaskCanceledError.
@@ -60,50 +60,12 @@ export function abortError(signal: AbortSignal): Error {
   return new TaskCanceledError(typeof reason === 'string' ? `Task canceled: ${reason}` : undefined);
 }
 
-/**
- * Settles with `work`, or rejects as soon as `signal` aborts, whichever comes first. The work is
- * not stopped by this (it got the signal itself); its late rejection is absorbed so it cannot
- * surface as an unhandled rejection.
- */
+/** Settles with `work`, or rejects with the TaskCanceledError as soon as `signal` aborts. */
 export function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(abortError(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => {
-      work.catch(() => undefined);
-      reject(abortError(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
+  return coreRaceAbort(work, signal, abortError);
 }
 
 /** Waits `ms` milliseconds; rejects with the abort reason (TaskCanceledError) when `signal` aborts first. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.reject(abortError(signal));
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(abortError(signal as AbortSignal));
-    };
-    const timer = setTimeout(
-      () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      },
-      Math.max(0, ms),
-    );
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  return coreSleep(ms, signal, abortError);
 }

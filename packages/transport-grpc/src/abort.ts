@@ -1,3 +1,5 @@
+import { raceAbort } from '@agent/core';
+
 /** Marker resolved by {@link untilAborted} when the signal fired first. */
 export const ABORTED: unique symbol = Symbol('aborted');
 
@@ -6,19 +8,8 @@ export const ABORTED: unique symbol = Symbol('aborted');
  * keeps its handlers either way, so a late rejection is never unhandled.
  */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORTED> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => resolve(ABORTED);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
+  return raceAbort<T | typeof ABORTED>(promise, signal, () => ABORTED).catch((error: unknown) => {
+    if (error === ABORTED) return ABORTED;
+    throw error;
   });
 }

@@ -1,5 +1,6 @@
 import {
   AgentError,
+  combineSignals,
   NotFoundError,
   UnauthenticatedError,
   UnavailableError,
@@ -19,7 +20,7 @@ import {
 } from '@agent/core';
 import { LazyCredentials, authenticateRequest, type Authenticator, type SecurityContext } from '@agent/auth';
 import { addressKey, checkAgentName, runtimeUrl } from './agent-address.js';
-import { abortError, combineSignals, raceSignal } from './signals.js';
+import { abortError, raceSignal } from './signals.js';
 
 export interface RuntimeTransportOptions {
   /**
@@ -173,10 +174,11 @@ export class RuntimeTransport implements Transport {
   ): Promise<TResult> {
     if (spec.streaming) throw new UnsupportedOperationError(`${spec.name} streams: use subscribe()`);
     const entry = this.resolve(baseUrl);
+    // The lifecycle signal is always there, so the combination is never undefined.
     const signal = combineSignals(
       [options.signal, this.lifecycle.signal],
       options.timeoutMs ?? this.timeoutMs,
-    );
+    )!;
     const work = (async () => {
       const ctx = await this.callContext(signal, params, spec.path);
       const result = await dispatchOperation(entry.agent, spec.name, data, ctx);
@@ -188,7 +190,7 @@ export class RuntimeTransport implements Transport {
   /** Runs the task on the agent at `agentUrl`, yielding its `handleTaskStreaming` events. */
   async *subscribe(agentUrl: string, task: Task, options: SendOptions = {}): AsyncIterable<TaskEvent> {
     const entry = this.resolve(agentUrl);
-    const signal = combineSignals([options.signal, this.lifecycle.signal], options.timeoutMs);
+    const signal = combineSignals([options.signal, this.lifecycle.signal], options.timeoutMs)!;
     const ctx = await raceSignal(this.callContext(signal, undefined, '/tasks/stream'), signal);
     const iterator = entry.agent.handleTaskStreaming(task, ctx)[Symbol.asyncIterator]();
     try {

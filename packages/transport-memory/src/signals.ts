@@ -1,11 +1,4 @@
-import { AgentError, DeadlineExceededError } from '@agent/core';
-
-/** One signal that aborts when any input aborts, plus an optional deadline. */
-export function combineSignals(signals: Array<AbortSignal | undefined>, timeoutMs?: number): AbortSignal {
-  const inputs = signals.filter((signal): signal is AbortSignal => signal !== undefined);
-  if (timeoutMs !== undefined) inputs.push(AbortSignal.timeout(timeoutMs));
-  return inputs.length === 1 ? inputs[0]! : AbortSignal.any(inputs);
-}
+import { AgentError, DeadlineExceededError, raceAbort } from '@agent/core';
 
 /** The typed error a caller sees when its call was aborted. */
 export function abortError(signal: AbortSignal): AgentError {
@@ -21,22 +14,7 @@ export function abortError(signal: AbortSignal): AgentError {
  * running: as over a network, a caller that leaves does not cancel the task.
  */
 export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(abortError(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(AgentError.from(error));
-      },
-    );
+  return raceAbort(promise, signal, abortError).catch((error: unknown) => {
+    throw AgentError.from(error);
   });
 }

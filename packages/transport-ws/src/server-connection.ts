@@ -13,7 +13,7 @@ import {
 } from '@agent/core';
 import type WebSocket from 'ws';
 import type { RawData } from 'ws';
-import { abortable } from './abortable.js';
+import { raceAbort } from '@agent/core';
 import { BoundedSender } from './bounded-sender.js';
 import {
   checkRequestFrame,
@@ -182,13 +182,13 @@ export class ServerConnection {
           await this.runTask(frame, ctx);
           return;
         case 'agent.card': {
-          const card = await abortable(Promise.resolve(handler.getAgentCard(ctx)), ctx.signal);
+          const card = await raceAbort(Promise.resolve(handler.getAgentCard(ctx)), ctx.signal);
           await this.sender.send({ op: 'result', id: frame.id, card });
           return;
         }
         case 'task.cancel': {
           const { taskId, reason } = cancelRequestOf(frame);
-          const task = await abortable(handler.cancelTask(taskId, reason, ctx), ctx.signal);
+          const task = await raceAbort(handler.cancelTask(taskId, reason, ctx), ctx.signal);
           await this.sender.send({ op: 'result', id: frame.id, task });
           return;
         }
@@ -204,7 +204,7 @@ export class ServerConnection {
     const task = validateTask(frame.task);
     const { handler } = this.options;
     if (frame.stream !== true) {
-      const result = await abortable(handler.handleTask(task, ctx), ctx.signal);
+      const result = await raceAbort(handler.handleTask(task, ctx), ctx.signal);
       await this.sender.send({ op: 'result', id: frame.id, task: result });
       return;
     }
@@ -213,7 +213,7 @@ export class ServerConnection {
     let exhausted = false;
     try {
       for (;;) {
-        const next = await abortable(iterator.next(), ctx.signal);
+        const next = await raceAbort(iterator.next(), ctx.signal);
         if (next.done) {
           exhausted = true;
           break;
