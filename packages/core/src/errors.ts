@@ -1,3 +1,5 @@
+import type { ApprovalRequestData } from './run-data.js';
+
 /**
  * The one error table (DESIGN.md §2). Every transport looks statuses up here; none hard-codes one.
  */
@@ -102,6 +104,12 @@ export const ERROR_CODES = {
     jsonRpcCode: -32002,
     grpcStatus: 'FAILED_PRECONDITION',
     message: 'Task is not cancelable',
+  },
+  TASK_ALREADY_RUNNING: {
+    httpStatus: 409,
+    jsonRpcCode: -32018,
+    grpcStatus: 'ALREADY_EXISTS',
+    message: 'Task is already running',
   },
   TASK_CANCELED: {
     httpStatus: 409,
@@ -263,12 +271,36 @@ export class MethodNotAllowedError extends coded('METHOD_NOT_ALLOWED') {}
 export class UnsupportedOperationError extends coded('UNSUPPORTED_OPERATION') {}
 export class TaskNotFoundError extends coded('TASK_NOT_FOUND') {}
 export class TaskNotCancelableError extends coded('TASK_NOT_CANCELABLE') {}
+/** A task with this id is already running; resubmit after it finished or use a new id. */
+export class TaskAlreadyRunningError extends coded('TASK_ALREADY_RUNNING') {}
 /** The reason a canceled run stopped; never reported as `failed`. */
 export class TaskCanceledError extends coded('TASK_CANCELED') {}
 export class PayloadTooLargeError extends coded('PAYLOAD_TOO_LARGE') {}
 export class BudgetExceededError extends coded('BUDGET_EXCEEDED') {}
 export class ActionDeniedError extends coded('ACTION_DENIED') {}
-export class ApprovalRequiredError extends coded('APPROVAL_REQUIRED') {}
+/**
+ * Approval was needed and no handler is configured. The serializable ApprovalRequest travels as
+ * `data.request`, so a client that rebuilds this error from the wire has `request` too.
+ */
+export class ApprovalRequiredError extends coded('APPROVAL_REQUIRED') {
+  get request(): ApprovalRequestData | undefined {
+    const data = this.data as { request?: ApprovalRequestData } | undefined;
+    return data?.request;
+  }
+
+  static forRequest(
+    request: ApprovalRequestData,
+    options: Omit<AgentErrorOptions, 'data'> = {},
+  ): ApprovalRequiredError {
+    return new ApprovalRequiredError(
+      `Approval required for ${request.action.kind} "${request.action.name}"`,
+      {
+        ...options,
+        data: { request },
+      },
+    );
+  }
+}
 export class DeadlineExceededError extends coded('DEADLINE_EXCEEDED') {}
 export class UnavailableError extends coded('UNAVAILABLE') {}
 export class InternalError extends coded('INTERNAL') {}
@@ -286,6 +318,7 @@ const CLASSES: Record<ErrorCode, CodedErrorClass> = {
   UNSUPPORTED_OPERATION: UnsupportedOperationError,
   TASK_NOT_FOUND: TaskNotFoundError,
   TASK_NOT_CANCELABLE: TaskNotCancelableError,
+  TASK_ALREADY_RUNNING: TaskAlreadyRunningError,
   TASK_CANCELED: TaskCanceledError,
   PAYLOAD_TOO_LARGE: PayloadTooLargeError,
   BUDGET_EXCEEDED: BudgetExceededError,

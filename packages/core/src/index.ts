@@ -77,6 +77,7 @@ export {
   UnsupportedOperationError,
   TaskNotFoundError,
   TaskNotCancelableError,
+  TaskAlreadyRunningError,
   TaskCanceledError,
   PayloadTooLargeError,
   BudgetExceededError,

@@ -2,7 +2,7 @@ import { APIKeyAuth } from '@agent/auth';
 import {
   createMessage,
   createTask,
-  InvalidRequestError,
+  TaskAlreadyRunningError,
   messageText,
   ValidationError,
   ValueError,
@@ -215,7 +215,7 @@ describe('Agent', () => {
     const task = createTask('x');
     const running = agent.handleTask(task);
     await started.promise;
-    await expect(agent.handleTask(task)).rejects.toBeInstanceOf(InvalidRequestError);
+    await expect(agent.handleTask(task)).rejects.toBeInstanceOf(TaskAlreadyRunningError);
     await agent.stop();
     expect((await running).metadata.cancel_reason).toBe('agent stopping');
   });

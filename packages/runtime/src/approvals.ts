@@ -1,12 +1,4 @@
-import {
-  ApprovalRequiredError as CoreApprovalRequiredError,
-  isRecord,
-  newId,
-  nowIso,
-  type AgentErrorOptions,
-  type ApprovalDecisionData,
-  type ApprovalRequestData,
-} from '@agent/core';
+import { isRecord, newId, nowIso, type ApprovalDecisionData, type ApprovalRequestData } from '@agent/core';
 import type { RunAction } from './run-action.js';
 import type { RunContext } from './run-context.js';
 
@@ -89,20 +81,4 @@ export function normalizeDecision(
       ? `approved${by}`
       : `denied${by}${decision.reason ? `: ${decision.reason}` : ''}`,
   };
-}
-
-/**
- * Approval was needed and no handler is configured. `request` is the serializable ApprovalRequest;
- * it also travels as `data.request` on the wire.
- */
-export class ApprovalRequiredError extends CoreApprovalRequiredError {
-  readonly request: ApprovalRequest;
-
-  constructor(request: ApprovalRequest, message?: string, options: Omit<AgentErrorOptions, 'data'> = {}) {
-    super(message ?? `Approval required for ${request.action.kind} "${request.action.name}"`, {
-      ...options,
-      data: { request },
-    });
-    this.request = request;
-  }
 }

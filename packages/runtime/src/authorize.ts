@@ -1,10 +1,11 @@
-import { ActionDeniedError, AgentError, TaskCanceledError, type JsonObject } from '@agent/core';
 import {
+  ActionDeniedError,
+  AgentError,
   ApprovalRequiredError,
-  createApprovalRequest,
-  normalizeDecision,
-  type ApprovalHandler,
-} from './approvals.js';
+  TaskCanceledError,
+  type JsonObject,
+} from '@agent/core';
+import { createApprovalRequest, normalizeDecision, type ApprovalHandler } from './approvals.js';
 import type { BudgetTracker } from './budget-tracker.js';
 import { raceAbort, type CancellationToken } from './cancellation.js';
 import { evaluatePolicy, type Policy, type PolicyDecision } from './capability-policy.js';
@@ -65,7 +66,7 @@ export async function authorizeAction(action: RunAction, scope: ActionScope): Pr
       request,
       summary: `approval required for ${action.name}`,
     });
-    if (!scope.approvalHandler) throw new ApprovalRequiredError(request);
+    if (!scope.approvalHandler) throw ApprovalRequiredError.forRequest(request);
     const handler = scope.approvalHandler;
     let answer: unknown;
     try {

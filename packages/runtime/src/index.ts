@@ -20,8 +20,9 @@ export {
   type PolicyDecision,
 } from './capability-policy.js';
 export { RunAction, previewArtifact, type RunActionInit } from './run-action.js';
+// Core's error, re-exported because runtime users meet it first here.
+export { ApprovalRequiredError, TaskAlreadyRunningError } from '@agent/core';
 export {
-  ApprovalRequiredError,
   approve,
   deny,
   createApprovalRequest,

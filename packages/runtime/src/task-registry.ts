@@ -1,4 +1,4 @@
-import { InvalidRequestError, type Task } from '@agent/core';
+import { TaskAlreadyRunningError, type Task } from '@agent/core';
 import type { CancellationToken } from './cancellation.js';
 
 /** A delegated child task that a parent cancel should also cancel (best effort). */
@@ -55,7 +55,7 @@ export class TaskRegistry {
 
   register(entry: ActiveTask): void {
     if (this.active.has(entry.taskId)) {
-      throw new InvalidRequestError(`Task ${entry.taskId} is already running`, {
+      throw new TaskAlreadyRunningError(`Task ${entry.taskId} is already running`, {
         data: { task_id: entry.taskId },
       });
     }

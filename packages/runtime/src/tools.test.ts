@@ -1,12 +1,13 @@
-import { ActionDeniedError, ValidationError, ValueError, type JsonObject } from '@agent/core';
-import { Agent } from './agent.js';
 import {
+  ActionDeniedError,
+  AgentError,
   ApprovalRequiredError,
-  approve,
-  deny,
-  type ApprovalHandler,
-  type ApprovalRequest,
-} from './approvals.js';
+  ValidationError,
+  ValueError,
+  type JsonObject,
+} from '@agent/core';
+import { Agent } from './agent.js';
+import { approve, deny, type ApprovalHandler, type ApprovalRequest } from './approvals.js';
 import { RunAction, previewArtifact } from './run-action.js';
 import { RunContext } from './run-context.js';
 import type { RuntimeEventInput } from './run-events.js';
@@ -147,12 +148,16 @@ describe('tools and the action authorization flow', () => {
     const error = (await call({ id: 'r4' }).catch((e: unknown) => e)) as ApprovalRequiredError;
     expect(error).toBeInstanceOf(ApprovalRequiredError);
     expect(error.code).toBe('APPROVAL_REQUIRED');
-    expect(error.request.action).toMatchObject({
+    expect(error.request!.action).toMatchObject({
       name: 'delete_record',
       payload: { arguments: { id: 'r4' } },
     });
     const wire = JSON.parse(JSON.stringify(error.toJSON()));
     expect(wire.data.request).toEqual(error.request);
+    // A client rebuilding the error from the wire gets the same request back.
+    const rebuilt = AgentError.fromJSON(wire) as ApprovalRequiredError;
+    expect(rebuilt).toBeInstanceOf(ApprovalRequiredError);
+    expect(rebuilt.request).toEqual(error.request);
     expect(effects).toEqual([]);
     expect(types(events)).toEqual(['action.requested', 'action.policy', 'approval.required']);
   });
