@@ -16,16 +16,17 @@ import {
 import { APIKeyAuth } from '@agent/auth';
 import { RuntimeTransport } from '@agent/transport-memory';
 import { AgentClient } from './agent-client.js';
-import { EchoAgent } from './test-support/echo-agent.js';
+import type { TestAgent } from '@agent/test-support';
+import { createEchoAgent } from './test-support/echo-agent.js';
 
 describe('AgentClient over RuntimeTransport', () => {
   let transport: RuntimeTransport;
-  let agent: EchoAgent;
+  let agent: TestAgent;
   let client: AgentClient;
 
   beforeEach(() => {
     transport = new RuntimeTransport();
-    agent = new EchoAgent();
+    agent = createEchoAgent();
     transport.registerAgent(agent);
     client = new AgentClient({ transport, baseUrl: 'runtime://echo' });
   });
@@ -53,7 +54,7 @@ describe('AgentClient over RuntimeTransport', () => {
     const reply = await client.sendMessage('hi there');
     expect(reply.role).toBe('agent');
     expect(messageText(reply)).toBe('echo: hi there');
-    expect(agent.received[0]!.messages[0]).toMatchObject({
+    expect(agent.calls[0]!.task.messages[0]).toMatchObject({
       role: 'user',
       parts: [{ type: 'text', content: 'hi there' }],
     });
@@ -63,8 +64,8 @@ describe('AgentClient over RuntimeTransport', () => {
     const message = createMessage('again');
     const reply = await client.sendMessage(message, { taskId: 'task-42' });
     expect(messageText(reply)).toBe('echo: again');
-    expect(agent.received[0]!.id).toBe('task-42');
-    expect(agent.received[0]!.messages).toEqual([message]);
+    expect(agent.calls[0]!.task.id).toBe('task-42');
+    expect(agent.calls[0]!.task.messages).toEqual([message]);
   });
 
   it('sendMessage rethrows a failed task as its typed error, and a silent or canceled task clearly', async () => {
@@ -74,7 +75,7 @@ describe('AgentClient over RuntimeTransport', () => {
     await expect(client.sendMessage('silent')).rejects.toBeInstanceOf(NotFoundError);
 
     const pending = client.sendMessage('wait', { taskId: 'held' });
-    await agent.waitingFor('held');
+    await agent.whenRunning('held');
     await client.cancelTask('held', 'enough');
     await expect(pending).rejects.toThrow(/canceled: enough/);
     await expect(client.sendMessage(42 as never)).rejects.toBeInstanceOf(ValueError);
@@ -84,7 +85,7 @@ describe('AgentClient over RuntimeTransport', () => {
   it('cancelTask cancels a running task with its reason; unknown ids are TaskNotFoundError', async () => {
     const task = createTask('wait');
     const running = client.sendTask(task);
-    await agent.waitingFor(task.id);
+    await agent.whenRunning(task.id);
     const canceled = await client.cancelTask(task.id, 'user request');
     expect(canceled.state).toBe('canceled');
     expect(canceled.metadata.cancel_reason).toBe('user request');
@@ -126,7 +127,7 @@ describe('AgentClient over RuntimeTransport', () => {
     const controller = new AbortController();
     const task = createTask('wait');
     const call = client.sendTask(task, { signal: controller.signal });
-    await agent.waitingFor(task.id);
+    await agent.whenRunning(task.id);
     controller.abort();
     await expect(call).rejects.toBeInstanceOf(TaskCanceledError);
     await client.cancelTask(task.id);
@@ -164,7 +165,7 @@ describe('AgentClient over an authenticated RuntimeTransport', () => {
       authenticator: new APIKeyAuth({ validKeys }),
       credentials: 'client-key-0001',
     });
-    good.registerAgent(new EchoAgent());
+    good.registerAgent(createEchoAgent());
     expect(messageText(await new AgentClient({ transport: good, baseUrl: 'echo' }).sendMessage('hi'))).toBe(
       'echo: hi',
     );
@@ -173,7 +174,7 @@ describe('AgentClient over an authenticated RuntimeTransport', () => {
       authenticator: new APIKeyAuth({ validKeys }),
       credentials: 'other-key',
     });
-    bad.registerAgent(new EchoAgent());
+    bad.registerAgent(createEchoAgent());
     await expect(
       new AgentClient({ transport: bad, baseUrl: 'echo' }).sendMessage('hi'),
     ).rejects.toBeInstanceOf(UnauthenticatedError);

@@ -74,7 +74,7 @@ describe('GRPCTransport: unary operations over a real socket', () => {
     };
     const { url } = await harness.server(
       {},
-      new (await import('./test-support/demo-handler.js')).DemoHandler(card),
+      (await import('./test-support/harness.js')).createDemoHandler(card),
     );
     expect(await harness.client().send(CLIENT_OPERATIONS.get_card, url)).toEqual(card);
   });
@@ -83,7 +83,7 @@ describe('GRPCTransport: unary operations over a real socket', () => {
     const { url, handler } = await harness.server();
     const client = harness.client();
     const sleeping = task('sleep 60000');
-    const started = handler.nextStream();
+    const started = handler.nextStarted();
     const pending = client.send<Task>(CLIENT_OPERATIONS.send_task, url, sleeping);
     await started;
     const canceled = await client.send<Task>(CLIENT_OPERATIONS.cancel_task, url, {
@@ -177,7 +177,7 @@ describe('GRPCTransport: unary operations over a real socket', () => {
   it('applies timeoutMs as the call deadline: DEADLINE_EXCEEDED, and the server sees the call end', async () => {
     const { url, handler } = await harness.server();
     const client = harness.client({ timeoutMs: 200 });
-    const started = handler.nextStream();
+    const started = handler.nextStarted();
     await expect(client.send(CLIENT_OPERATIONS.send_task, url, task('sleep 60000'))).rejects.toBeInstanceOf(
       DeadlineExceededError,
     );
@@ -196,7 +196,7 @@ describe('GRPCTransport: unary operations over a real socket', () => {
   it('an aborted signal cancels the call with the signal reason', async () => {
     const { url, handler } = await harness.server();
     const controller = new AbortController();
-    const started = handler.nextStream();
+    const started = handler.nextStarted();
     const pending = harness
       .client()
       .send(CLIENT_OPERATIONS.send_task, url, task('sleep 60000'), undefined, { signal: controller.signal });
@@ -246,7 +246,7 @@ describe('GRPCTransport: lifecycle and configuration', () => {
   it('a port already in use is an UnavailableError from start()', async () => {
     const { server } = await harness.server();
     const second = new GRPCTransport({ url: `grpc://127.0.0.1:${server.port}` });
-    second.bind(new (await import('./test-support/demo-handler.js')).DemoHandler());
+    second.bind((await import('./test-support/harness.js')).createDemoHandler());
     await expect(second.start()).rejects.toBeInstanceOf(UnavailableError);
     await second.stop();
   });

@@ -76,7 +76,7 @@ describe('GRPCTransport: Stream', () => {
   it('a cancel from another connection ends a streaming task with one final canceled status', async () => {
     const { url, handler } = await harness.server();
     const sleeper = task('sleep 60000');
-    const started = handler.nextStream();
+    const started = handler.nextStarted();
     const streaming = collect(harness.client().subscribe(url, sleeper));
     await started;
     await harness
@@ -95,7 +95,7 @@ describe('GRPCTransport: Stream', () => {
     const { url, handler } = await harness.server();
     const controller = new AbortController();
     const sleeper = task('sleep 60000');
-    const started = handler.nextStream();
+    const started = handler.nextStarted();
     const seen: TaskEvent[] = [];
     const consuming = (async () => {
       for await (const event of harness.client().subscribe(url, sleeper, { signal: controller.signal }))
@@ -169,7 +169,7 @@ describe('GRPCTransport: Stream', () => {
     const client = harness.client();
     const streams = [];
     for (let index = 0; index < 5; index += 1) {
-      const started = handler.nextStream();
+      const started = handler.nextStarted();
       const sleeper = task('sleep 60000');
       const seen: TaskEvent[] = [];
       streams.push(
@@ -199,7 +199,7 @@ describe('GRPCTransport: Stream', () => {
 
   it('stop() also ends an in-flight unary call with UNAVAILABLE', async () => {
     const { server, url, handler } = await harness.server({ shutdownTimeoutMs: 60_000 });
-    const started = handler.nextStream();
+    const started = handler.nextStarted();
     const outcome = harness
       .client()
       .send(CLIENT_OPERATIONS.send_task, url, task('sleep 60000'))

@@ -4,8 +4,7 @@ import type { BackendOptions, HttpBackend, HttpEndpoint } from './backend.js';
 import { ExpressBackend } from './express-backend.js';
 import { HTTPTransport } from './http-transport.js';
 import { NodeBackend } from './node-backend.js';
-import { rawRequest } from './test-support/raw-request.js';
-import { TestHandler } from './test-support/test-handler.js';
+import { createTestAgent, rawRequest } from '@agent/test-support';
 
 /** A plugged-in backend: records what the transport hands it and serves through NodeBackend. */
 class RecordingBackend implements HttpBackend {
@@ -43,7 +42,7 @@ describe('pluggable backends', () => {
       stopTimeoutMs: 700,
       backend: (options) => (backend = new RecordingBackend(options)),
     });
-    transport.bind(new TestHandler());
+    transport.bind(createTestAgent({ announceWorking: false }));
     await transport.start();
     try {
       expect(backend!.options).toEqual({ maxBodyBytes: 5000, stopTimeoutMs: 700 });
@@ -75,7 +74,7 @@ describe('pluggable backends', () => {
     app.get('/custom', (_req, res) => {
       res.json({ custom: true });
     });
-    const handler = new TestHandler();
+    const handler = createTestAgent({ announceWorking: false });
     const transport = new HTTPTransport({
       url: 'http://127.0.0.1:0',
       backend: (options) => new ExpressBackend({ ...options, app }),

@@ -22,7 +22,7 @@ import {
 } from '@agent/core';
 import { HTTPTransport } from './http-transport.js';
 import type { HttpResponseError } from './http-client.js';
-import { TestHandler } from './test-support/test-handler.js';
+import { createTestAgent, type TestAgent } from '@agent/test-support';
 
 const SERVER_KEY = 'sk-server-key-abcdef';
 
@@ -49,7 +49,7 @@ async function rejection(promise: Promise<unknown>): Promise<AgentError> {
 
 describe('HTTPTransport client side', () => {
   let server: HTTPTransport;
-  let handler: TestHandler;
+  let handler: TestAgent;
   const clients: HTTPTransport[] = [];
 
   function client(options: Partial<ConstructorParameters<typeof HTTPTransport>[0]> = {}): HTTPTransport {
@@ -59,7 +59,7 @@ describe('HTTPTransport client side', () => {
   }
 
   beforeEach(async () => {
-    handler = new TestHandler();
+    handler = createTestAgent({ announceWorking: false });
     server = new HTTPTransport({
       url: 'http://127.0.0.1:0',
       authenticator: new APIKeyAuth({ validKeys: { [SERVER_KEY]: [] } }),
@@ -380,10 +380,10 @@ describe('HTTPTransport configuration', () => {
 
   it('refuses a port that is taken with UnavailableError', async () => {
     const first = new HTTPTransport({ url: 'http://127.0.0.1:0' });
-    first.bind(new TestHandler());
+    first.bind(createTestAgent({ announceWorking: false }));
     await first.start();
     const second = new HTTPTransport({ url: `http://127.0.0.1:${first.port}` });
-    second.bind(new TestHandler());
+    second.bind(createTestAgent({ announceWorking: false }));
     try {
       await expect(second.start()).rejects.toBeInstanceOf(UnavailableError);
     } finally {

@@ -2,17 +2,16 @@ import { Agent, request } from 'node:http';
 import { createTask, type Task } from '@agent/core';
 import { HTTPTransport } from './http-transport.js';
 import type { BackendName } from './options.js';
-import { rawRequest } from './test-support/raw-request.js';
-import { TestHandler } from './test-support/test-handler.js';
+import { createTestAgent, type TestAgent, rawRequest } from '@agent/test-support';
 
 const BACKENDS: BackendName[] = ['node', 'express'];
 
 describe.each(BACKENDS)('%s backend lifecycle', (backend) => {
   let transport: HTTPTransport;
-  let handler: TestHandler;
+  let handler: TestAgent;
 
   beforeEach(async () => {
-    handler = new TestHandler();
+    handler = createTestAgent({ announceWorking: false });
     transport = new HTTPTransport({ url: 'http://127.0.0.1:0', backend, stopTimeoutMs: 10_000 });
     transport.bind(handler);
     await transport.start();
@@ -105,7 +104,7 @@ describe.each(BACKENDS)('%s backend lifecycle', (backend) => {
 describe('stop during start', () => {
   it('waits for the listener and then closes it', async () => {
     const transport = new HTTPTransport({ url: 'http://127.0.0.1:0' });
-    transport.bind(new TestHandler());
+    transport.bind(createTestAgent({ announceWorking: false }));
     const starting = transport.start();
     const stopping = transport.stop();
     await starting;

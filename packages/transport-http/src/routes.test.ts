@@ -2,8 +2,7 @@ import { APIKeyAuth } from '@agent/auth';
 import { BudgetExceededError, createTask, type CallContext, type Task } from '@agent/core';
 import { HTTPTransport } from './http-transport.js';
 import type { BackendName } from './options.js';
-import { rawRequest, type RawResponse } from './test-support/raw-request.js';
-import { TestHandler } from './test-support/test-handler.js';
+import { createTestAgent, type TestAgent, rawRequest, type RawResponse } from '@agent/test-support';
 
 const BACKENDS: BackendName[] = ['node', 'express'];
 const KEY = 'sk-route-test-0123456789';
@@ -14,11 +13,11 @@ function errorOf(response: RawResponse): { code: string; message: string; data?:
 
 describe.each(BACKENDS)('%s backend routes', (backend) => {
   let transport: HTTPTransport;
-  let handler: TestHandler;
+  let handler: TestAgent;
   let base: string;
 
   async function serve(options: Partial<ConstructorParameters<typeof HTTPTransport>[0]> = {}): Promise<void> {
-    handler = new TestHandler();
+    handler = createTestAgent({ announceWorking: false });
     transport = new HTTPTransport({ url: 'http://127.0.0.1:0', backend, ...options });
     transport.bind(handler);
     await transport.start();
@@ -338,7 +337,7 @@ describe.each(BACKENDS)('%s backend routes', (backend) => {
 
   describe('under a base path', () => {
     beforeEach(async () => {
-      handler = new TestHandler();
+      handler = createTestAgent({ announceWorking: false });
       transport = new HTTPTransport({ url: 'http://127.0.0.1:0/agents/echo', backend });
       transport.bind(handler);
       await transport.start();

@@ -9,8 +9,7 @@ import {
 } from '@agent/core';
 import { HTTPTransport } from './http-transport.js';
 import type { BackendName } from './options.js';
-import { createTestPki, type TestPki } from '@agent/test-support';
-import { TestHandler } from './test-support/test-handler.js';
+import { createTestAgent, createTestPki, type TestPki } from '@agent/test-support';
 
 const BACKENDS: BackendName[] = ['node', 'express'];
 const KEY = 'sk-tls-test-key-123';
@@ -51,7 +50,7 @@ describe.each(BACKENDS)('%s backend over TLS', (backend) => {
   }
 
   async function serve(options: Partial<ConstructorParameters<typeof HTTPTransport>[0]> = {}) {
-    const handler = new TestHandler();
+    const handler = createTestAgent({ announceWorking: false });
     const server = make({
       url: 'https://127.0.0.1:0',
       backend,
@@ -126,14 +125,14 @@ describe.each(BACKENDS)('%s backend over TLS', (backend) => {
 
   it('refuses to serve https without a certificate and key, or mutual TLS without a CA', async () => {
     const noCert = make({ url: 'https://127.0.0.1:0', backend, tls: { ca: pki.ca } });
-    noCert.bind(new TestHandler());
+    noCert.bind(createTestAgent({ announceWorking: false }));
     await expect(noCert.start()).rejects.toBeInstanceOf(ValueError);
     const noCa = make({
       url: 'https://127.0.0.1:0',
       backend,
       tls: { cert: pki.serverCert, key: pki.serverKey, requestClientCert: true },
     });
-    noCa.bind(new TestHandler());
+    noCa.bind(createTestAgent({ announceWorking: false }));
     await expect(noCa.start()).rejects.toBeInstanceOf(ValueError);
   });
 });

@@ -21,7 +21,8 @@ import {
 } from '@agent/core';
 import { APIKeyAuth } from '@agent/auth';
 import { RuntimeTransport } from './runtime-transport.js';
-import { EchoAgent } from './test-support/handlers.js';
+import type { TestAgent } from '@agent/test-support';
+import { createEchoAgent } from './test-support/handlers.js';
 
 const { send_task, cancel_task, get_card, stream_task } = CLIENT_OPERATIONS;
 
@@ -34,7 +35,7 @@ async function collect(stream: AsyncIterable<TaskEvent>): Promise<TaskEvent[]> {
 describe('RuntimeTransport registry', () => {
   it('registers an agent by name and by runtime:// URL', () => {
     const transport = new RuntimeTransport();
-    const alpha = new EchoAgent('alpha');
+    const alpha = createEchoAgent('alpha');
     expect(transport.registerAgent(alpha)).toBe('runtime://alpha');
     expect(transport.getAgent('alpha')).toBe(alpha);
     expect(transport.getAgent('runtime://alpha')).toBe(alpha);
@@ -44,7 +45,7 @@ describe('RuntimeTransport registry', () => {
 
   it('registers under an explicit name and a custom URL as well as runtime://<name>', () => {
     const transport = new RuntimeTransport();
-    const agent = new EchoAgent('ignored');
+    const agent = createEchoAgent('ignored');
     transport.registerAgent(agent, { name: 'beta', url: 'http://127.0.0.1:9999' });
     expect(transport.getAgent('beta')).toBe(agent);
     expect(transport.getAgent('http://127.0.0.1:9999/')).toBe(agent);
@@ -65,8 +66,8 @@ describe('RuntimeTransport registry', () => {
 
   it('unregisters by name or URL and reports whether anything was removed', () => {
     const transport = new RuntimeTransport();
-    transport.registerAgent(new EchoAgent('a'));
-    transport.registerAgent(new EchoAgent('b'));
+    transport.registerAgent(createEchoAgent('a'));
+    transport.registerAgent(createEchoAgent('b'));
     expect(transport.unregisterAgent('runtime://a')).toBe(true);
     expect(transport.getAgent('a')).toBeUndefined();
     expect(transport.unregisterAgent('b')).toBe(true);
@@ -76,12 +77,12 @@ describe('RuntimeTransport registry', () => {
 
   it('re-registering the same agent is a no-op; another agent under a taken name is a ValueError', () => {
     const transport = new RuntimeTransport();
-    const first = new EchoAgent('same');
+    const first = createEchoAgent('same');
     transport.registerAgent(first);
     transport.registerAgent(first);
     expect(transport.listAgents()).toEqual(['same', 'runtime://same']);
-    expect(() => transport.registerAgent(new EchoAgent('same'))).toThrow(ValueError);
-    expect(() => transport.registerAgent(new EchoAgent('other'), { url: 'runtime://same' })).toThrow(
+    expect(() => transport.registerAgent(createEchoAgent('same'))).toThrow(ValueError);
+    expect(() => transport.registerAgent(createEchoAgent('other'), { url: 'runtime://same' })).toThrow(
       /already registered/,
     );
   });
@@ -89,14 +90,14 @@ describe('RuntimeTransport registry', () => {
   it('rejects agents without a usable name and objects that are not TaskHandlers', () => {
     const transport = new RuntimeTransport();
     expect(() => transport.registerAgent(handlerFromFunction(async (task) => task))).toThrow(ValueError);
-    expect(() => transport.registerAgent(new EchoAgent('x'), { name: 'a/b' })).toThrow(/must not contain/);
+    expect(() => transport.registerAgent(createEchoAgent('x'), { name: 'a/b' })).toThrow(/must not contain/);
     expect(() => transport.registerAgent({ name: 'nope' } as never)).toThrow(/TaskHandler/);
   });
 
   it('stop() clears every agent and is idempotent; validateUrl() is always true', async () => {
     const transport = new RuntimeTransport();
-    transport.registerAgent(new EchoAgent('a'));
-    transport.bind(new EchoAgent('b'));
+    transport.registerAgent(createEchoAgent('a'));
+    transport.bind(createEchoAgent('b'));
     await transport.start();
     expect(transport.validateUrl()).toBe(true);
     await transport.stop();
@@ -113,13 +114,13 @@ describe('RuntimeTransport registry', () => {
 
 describe('RuntimeTransport calls', () => {
   let transport: RuntimeTransport;
-  let alpha: EchoAgent;
-  let beta: EchoAgent;
+  let alpha: TestAgent;
+  let beta: TestAgent;
 
   beforeEach(() => {
     transport = new RuntimeTransport();
-    alpha = new EchoAgent('alpha');
-    beta = new EchoAgent('beta');
+    alpha = createEchoAgent('alpha');
+    beta = createEchoAgent('beta');
     transport.registerAgent(alpha);
     transport.registerAgent(beta);
   });
@@ -131,8 +132,8 @@ describe('RuntimeTransport calls', () => {
     const result = await transport.send<Task>(send_task, 'runtime://beta', task);
     expect(result.state).toBe('completed');
     expect(messageText(result.messages.at(-1))).toBe('beta: hello');
-    expect(beta.received[0]).toBe(task);
-    expect(alpha.received).toHaveLength(0);
+    expect(beta.calls[0]!.task).toBe(task);
+    expect(alpha.calls).toHaveLength(0);
     expect(beta.contexts[0]!.transport).toBe('memory');
     expect(beta.contexts[0]!.security).toBeUndefined();
   });
@@ -145,7 +146,7 @@ describe('RuntimeTransport calls', () => {
   it('cancels a running task with its reason, then reports 409/404 errors', async () => {
     const task = createTask('wait');
     const running = transport.send<Task>(send_task, 'alpha', task);
-    await alpha.waitingFor(task.id);
+    await alpha.whenRunning(task.id);
     const canceled = await transport.send<Task>(cancel_task, 'alpha', { task_id: task.id, reason: 'user' });
     expect(canceled.state).toBe('canceled');
     expect(canceled.metadata.cancel_reason).toBe('user');
@@ -215,7 +216,7 @@ describe('RuntimeTransport calls', () => {
     const controller = new AbortController();
     const task = createTask('wait');
     const call = transport.send(send_task, 'alpha', task, undefined, { signal: controller.signal });
-    await alpha.waitingFor(task.id);
+    await alpha.whenRunning(task.id);
     controller.abort();
     await expect(call).rejects.toBeInstanceOf(TaskCanceledError);
     expect(alpha.contexts[0]!.signal.aborted).toBe(true);
@@ -242,7 +243,7 @@ describe('RuntimeTransport calls', () => {
   it('stop() aborts the signal handlers see on in-flight calls', async () => {
     const task = createTask('wait');
     const call = transport.send(send_task, 'alpha', task);
-    await alpha.waitingFor(task.id);
+    await alpha.whenRunning(task.id);
     await transport.stop();
     await expect(call).rejects.toBeInstanceOf(UnavailableError);
     expect(alpha.contexts[0]!.signal.aborted).toBe(true);
@@ -252,7 +253,7 @@ describe('RuntimeTransport calls', () => {
 describe('RuntimeTransport default agent', () => {
   it('bind() makes the handler the default agent, also reachable by its card name', async () => {
     const transport = new RuntimeTransport();
-    const agent = new EchoAgent('main');
+    const agent = createEchoAgent('main');
     transport.bind(agent);
     for (const address of ['', 'runtime://', 'main', 'runtime://main']) {
       const result = await transport.send<Task>(send_task, address, createTask('hi'));
@@ -282,7 +283,7 @@ describe('RuntimeTransport authentication', () => {
       authenticator: new APIKeyAuth({ validKeys }),
       credentials: 'key-alpha-123456',
     });
-    const agent = new EchoAgent('secure');
+    const agent = createEchoAgent('secure');
     transport.registerAgent(agent);
     const result = await transport.send<Task>(send_task, 'secure', createTask('hi'));
     expect(result.state).toBe('completed');
@@ -300,7 +301,7 @@ describe('RuntimeTransport authentication', () => {
       authenticator: new APIKeyAuth({ validKeys }),
       credentials: 'wrong-key',
     });
-    const agent = new EchoAgent('secure');
+    const agent = createEchoAgent('secure');
     transport.registerAgent(agent);
     const error = await transport.send(send_task, 'secure', createTask('hi')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnauthenticatedError);
@@ -313,7 +314,7 @@ describe('RuntimeTransport authentication', () => {
 
   it('no credentials: Missing credentials, unless the call carries api_key in its params', async () => {
     const transport = new RuntimeTransport({ authenticator: new APIKeyAuth({ validKeys }) });
-    const agent = new EchoAgent('secure');
+    const agent = createEchoAgent('secure');
     transport.registerAgent(agent);
     await expect(transport.send(send_task, 'secure', createTask('hi'))).rejects.toThrow(
       /Missing credentials/,
@@ -327,7 +328,7 @@ describe('RuntimeTransport authentication', () => {
 
   it('authenticate() validates up front, then later calls carry the context', async () => {
     const transport = new RuntimeTransport({ authenticator: new APIKeyAuth({ validKeys }) });
-    transport.registerAgent(new EchoAgent('secure'));
+    transport.registerAgent(createEchoAgent('secure'));
     await expect(transport.authenticate('bad')).rejects.toBeInstanceOf(UnauthenticatedError);
     const context = await transport.authenticate('key-alpha-123456');
     expect(context.token).toBe('key-alpha-123456');

@@ -75,7 +75,7 @@ describe('authentication', () => {
   });
 
   it('rejects a stream without credentials with 401 before any stream byte; the handler is never reached', async () => {
-    const streamsBefore = h.agent.streamCalls;
+    const streamsBefore = h.agent.counts.handleTaskStreaming;
     const res = await rawRequest(`${h.url}/tasks/stream`, {
       body: rpcBody('tasks/stream', { task: createTask('stream 1') }),
     });
@@ -85,7 +85,7 @@ describe('authentication', () => {
     await expect(collect(h.client.subscribe(h.url, createTask('stream 1')))).rejects.toBeInstanceOf(
       UnauthenticatedError,
     );
-    expect(h.agent.streamCalls).toBe(streamsBefore);
+    expect(h.agent.counts.handleTaskStreaming).toBe(streamsBefore);
   });
 
   it('rejects a wrong key with 401 and never echoes it', async () => {

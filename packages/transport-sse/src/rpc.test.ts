@@ -188,7 +188,7 @@ describe('JSON-RPC unary calls on POST /rpc', () => {
 describe('client failures', () => {
   it('raises UnavailableError when nothing listens', async () => {
     const server = new SSETransport({ url: 'http://127.0.0.1:0' });
-    server.bind(new (await import('./test-support/test-agent.js')).TestAgent());
+    server.bind((await import('./test-support/harness.js')).createSseTestAgent());
     await server.start();
     const url = server.url;
     await server.stop();

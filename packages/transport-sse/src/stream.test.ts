@@ -213,7 +213,7 @@ describe('client disconnects and aborts', () => {
       }
       const final = await h.agent.whenDone(task.id);
       expect(final.state).toBe('completed');
-      expect(h.agent.cancelCalls).toEqual([]);
+      expect(h.agent.cancels).toEqual([]);
     } finally {
       await h.stop();
     }
@@ -229,7 +229,7 @@ describe('client disconnects and aborts', () => {
       }
       const final = await h.agent.whenDone(task.id);
       expect(final).toMatchObject({ state: 'canceled', metadata: { cancel_reason: 'client disconnected' } });
-      expect(h.agent.cancelCalls).toEqual([{ taskId: task.id, reason: 'client disconnected' }]);
+      expect(h.agent.cancels).toEqual([{ taskId: task.id, reason: 'client disconnected' }]);
     } finally {
       await h.stop();
     }
@@ -279,7 +279,7 @@ describe('stop() with open streams', () => {
     });
     await Promise.all(firstEvent.slice(0, 2).map((entry) => entry.promise));
     // The idle stream has no event yet: wait until the handler has it.
-    while (h.agent.streamCalls < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (h.agent.counts.handleTaskStreaming < 3) await new Promise((resolve) => setTimeout(resolve, 5));
     await h.server.stop();
     await h.server.stop();
     const outcomes = await Promise.all(streams);

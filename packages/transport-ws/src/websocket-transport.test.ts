@@ -31,7 +31,7 @@ describe('WebSocketTransport unary calls', () => {
 
   it('answers get_card with the agent card', async () => {
     const card: AgentCard = { name: 'carded', description: 'has a card', url: 'ws://x' };
-    const { createDemoHandler } = await import('./test-support/demo-handler.js');
+    const { createDemoHandler } = await import('./test-support/harness.js');
     const { server } = await serve({}, createDemoHandler(card));
     await expect(client().send(CLIENT_OPERATIONS.get_card, server.url)).resolves.toEqual(card);
   });
@@ -40,7 +40,7 @@ describe('WebSocketTransport unary calls', () => {
     const { server } = await serve();
     const transport = client();
     await expect(
-      transport.send(CLIENT_OPERATIONS.send_task, server.url, task('fail on purpose')),
+      transport.send(CLIENT_OPERATIONS.send_task, server.url, task('throw on purpose')),
     ).rejects.toThrow(ValueError);
     const cancel = transport.send(CLIENT_OPERATIONS.cancel_task, server.url, {
       task_id: 'nope',

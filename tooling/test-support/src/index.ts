@@ -1,2 +1,11 @@
 // Test helpers shared by the workspace's packages (private; never published).
 export { createTestPki, type TestPki } from './pki.js';
+export { rawRequest, type RawRequestOptions, type RawResponse } from './raw-request.js';
+export {
+  createTestAgent,
+  type CommandRun,
+  type TestAgent,
+  type TestAgentCounts,
+  type TestAgentOptions,
+  type TestCommand,
+} from './test-agent.js';

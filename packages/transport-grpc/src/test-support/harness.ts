@@ -1,18 +1,28 @@
 import { APIKeyAuth } from '@agent/auth';
-import { createTask, type Task } from '@agent/core';
+import { createTask, type AgentCard, type Task } from '@agent/core';
+import { createTestAgent, type TestAgent } from '@agent/test-support';
 import { GRPCTransport } from '../grpc-transport.js';
 import type { GRPCTransportOptions } from '../options.js';
-import { DemoHandler } from './demo-handler.js';
+
+/**
+ * The shared test agent as these tests know it, after the reference server's demo agent: an echo
+ * also answers with an artifact, and each streamed chunk is followed by a progress event.
+ */
+export function createDemoHandler(
+  card: AgentCard = { name: 'demo', description: 'demo agent', url: '' },
+): TestAgent {
+  return createTestAgent({ card, echoArtifact: true, streamProgress: true, sleepProgress: false });
+}
 
 /** Starts servers and clients for one test file and stops all of them in `closeAll()`. */
 export class Harness {
   private readonly transports: GRPCTransport[] = [];
-  private readonly handlers: DemoHandler[] = [];
+  private readonly handlers: TestAgent[] = [];
 
   async server(
     options: Partial<GRPCTransportOptions> = {},
-    handler = new DemoHandler(),
-  ): Promise<{ server: GRPCTransport; handler: DemoHandler; url: string }> {
+    handler = createDemoHandler(),
+  ): Promise<{ server: GRPCTransport; handler: TestAgent; url: string }> {
     const server = new GRPCTransport({ url: 'grpc://127.0.0.1:0', ...options });
     server.bind(handler);
     this.transports.push(server);

@@ -1,9 +1,9 @@
-/** Starts a server transport around a TestAgent and a client transport, and stops both afterwards. */
+/** Starts a server transport around the shared test agent and a client transport, and stops both afterwards. */
 import type { Authenticator } from '@agent/auth';
 import type { TaskHandler, TlsOptions } from '@agent/core';
+import { createTestAgent, type TestAgent } from '@agent/test-support';
 import { SSETransport } from '../sse-transport.js';
 import type { SSETransportOptions } from '../options.js';
-import { TestAgent } from './test-agent.js';
 
 export interface Harness {
   agent: TestAgent;
@@ -12,6 +12,19 @@ export interface Harness {
   /** The server's base URL with its real port. */
   url: string;
   stop(): Promise<void>;
+}
+
+/**
+ * The shared test agent as these tests know it: each task runs on its own, independent of who
+ * watches it, so a stream consumer that goes away does not stop the task.
+ */
+export function createSseTestAgent(): TestAgent {
+  return createTestAgent({
+    card: { name: 'test-agent', description: 'answers the SSE tests', url: '' },
+    detached: true,
+    announceWorking: false,
+    unknown: 'complete',
+  });
 }
 
 export interface HarnessOptions {
@@ -23,7 +36,7 @@ export interface HarnessOptions {
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const agent = new TestAgent();
+  const agent = createSseTestAgent();
   const scheme = options.tls ? 'https' : 'http';
   const server = new SSETransport({
     url: `${scheme}://127.0.0.1:0`,

@@ -1,44 +1,15 @@
-/** A bare node:http client for checking exact wire shapes (no pooling, so no socket outlives a test). */
-import http from 'node:http';
+/** Wire helpers for the SSE tests: the raw HTTP client with SSE defaults, JSON-RPC bodies, frame parsing. */
+import {
+  rawRequest as sharedRawRequest,
+  type RawRequestOptions,
+  type RawResponse,
+} from '@agent/test-support';
 
-export interface RawResponse {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  /** The body parsed as JSON, or undefined when it is not JSON. */
-  json: unknown;
-}
+export type { RawResponse };
 
-export interface RawRequestOptions {
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string | Buffer;
-}
-
+/** The shared raw client with this transport's defaults: every route is a POST, bodies go untyped. */
 export function rawRequest(url: string, options: RawRequestOptions = {}): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method: options.method ?? 'POST', headers: options.headers, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
+  return sharedRawRequest(url, { method: 'POST', contentType: false, ...options });
 }
 
 /** A JSON-RPC 2.0 request body. */

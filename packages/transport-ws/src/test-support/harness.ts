@@ -1,15 +1,22 @@
-import { createTask, type Task } from '@agent/core';
+import { createTask, type AgentCard, type Task } from '@agent/core';
+import { createTestAgent, type TestAgent } from '@agent/test-support';
 import WebSocket from 'ws';
 import { WebSocketTransport } from '../websocket-transport.js';
 import type { WebSocketTransportOptions } from '../options.js';
-import { createDemoHandler, type DemoHandler } from './demo-handler.js';
 
 /** Everything a test opened, closed by {@link closeAll} in afterEach so jest exits by itself. */
 const opened: Array<{ stop(): Promise<void> | void }> = [];
 
 export interface Served {
   server: WebSocketTransport;
-  handler: DemoHandler;
+  handler: TestAgent;
+}
+
+/** The shared test agent as these tests know it: a text without a known command is an error. */
+export function createDemoHandler(
+  card: AgentCard = { name: 'demo', description: 'test agent', url: '' },
+): TestAgent {
+  return createTestAgent({ card, unknown: 'reject', collectArtifacts: false, cancelFinished: 'not-found' });
 }
 
 /** A started server transport on 127.0.0.1 with a free port, serving a fresh demo handler. */
