@@ -48,6 +48,8 @@ export interface GrpcServerOptions {
 interface ActiveCall {
   controller: AbortController;
   stopReason?: AgentError;
+  /** The response or final status was handed to grpc-js; a later 'cancelled' is just the call ending. */
+  settled?: boolean;
 }
 
 type AgentCall =
@@ -122,9 +124,12 @@ export class GrpcServer {
   private track(call: AgentCall): ActiveCall {
     const active: ActiveCall = { controller: new AbortController() };
     // The client went away or its deadline passed: the RPC ends, the task is the handler's business.
-    call.on('cancelled', () =>
-      active.controller.abort(new UnavailableError('The client cancelled the call')),
-    );
+    // grpc-js emits 'cancelled' at the end of every call, finished ones included: only a call still
+    // in flight is aborted (and only then is the error, with its stack capture, built).
+    call.on('cancelled', () => {
+      if (active.settled || active.controller.signal.aborted) return;
+      active.controller.abort(new UnavailableError('The client cancelled the call'));
+    });
     this.active.add(active);
     if (this.stopping) {
       active.stopReason = new UnavailableError('Server is stopping');
@@ -157,11 +162,15 @@ export class GrpcServer {
     untilAborted(work, active.controller.signal)
       .then(
         (response) => {
+          active.settled = true;
           if (response === ABORTED)
             callback(toStatusObject(active.stopReason ?? new UnavailableError('Call cancelled')));
           else callback(null, response);
         },
-        (error: unknown) => callback(toStatusObject(active.stopReason ?? error)),
+        (error: unknown) => {
+          active.settled = true;
+          callback(toStatusObject(active.stopReason ?? error));
+        },
       )
       .finally(() => this.active.delete(active));
   }
@@ -210,6 +219,7 @@ export class GrpcServer {
       if (!exhausted) void Promise.resolve(iterator.return?.()).catch(() => undefined);
     }
     if (active.stopReason) throw active.stopReason;
+    active.settled = true;
     if (!call.cancelled) call.end();
   }
 
