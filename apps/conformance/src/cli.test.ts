@@ -41,6 +41,11 @@ describe('conformance CLI', () => {
       '--junit',
       junit,
     ]);
+    // The failing cases, with their messages, show first when something breaks.
+    const lines = stdout.split('\n');
+    expect(lines.filter((line, i) => line.startsWith('FAIL') || lines[i - 1]?.startsWith('FAIL'))).toEqual(
+      [],
+    );
     expect(code).toBe(0);
     expect(stdout).toMatch(/^PASS \[http\] http\.healthz \(\d+ ms\)$/m);
     expect(stdout).toMatch(/^\| http\s+\| task\.echo\s+\| passed/m);

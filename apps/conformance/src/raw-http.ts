@@ -41,9 +41,11 @@ export function rawHttp(baseUrl: string, path: string, init: RawRequest = {}): P
         });
       },
     );
+    let answered = false;
+    req.on('response', () => (answered = true));
     req.on('error', (error: NodeJS.ErrnoException) => {
-      // A server may answer 413 and close before the whole body is written.
-      if (error.code === 'EPIPE' || error.code === 'ECONNRESET') return;
+      // A server may answer (413) and close before the whole body is written: the answer counts.
+      if (answered && (error.code === 'EPIPE' || error.code === 'ECONNRESET')) return;
       reject(error);
     });
     if (init.body !== undefined) req.end(init.body);

@@ -10,7 +10,7 @@ import express, {
 import { AgentError, InvalidRequestError, type SecurityContextLike } from '@agent/core';
 import type { BackendOptions, HttpBackend, HttpEndpoint } from './backend.js';
 import { errorResponse } from './error-response.js';
-import { payloadTooLarge } from './json-body.js';
+import { answerAfterDrain, payloadTooLarge } from './json-body.js';
 import { RouteTable, isEndpoint, routeKey } from './route-table.js';
 import { RequestScope, ScopedRequest, ServerHost } from './server-host.js';
 import { writeJson } from './write-json.js';
@@ -47,7 +47,8 @@ export class ExpressBackend implements HttpBackend {
   setupRoutes(endpoints: readonly HttpEndpoint[]): void {
     if (APPS_WITH_ROUTES.has(this.app)) return;
     APPS_WITH_ROUTES.add(this.app);
-    const json = express.json({ limit: this.options.maxBodyBytes, strict: false, type: () => true });
+    const { maxBodyBytes } = this.options;
+    const json = express.json({ limit: maxBodyBytes, strict: false, type: () => true });
     const router = express.Router({ strict: false, caseSensitive: true });
     for (const endpoint of endpoints) {
       const chain: RequestHandler[] = [authenticateStep(endpoint)];
@@ -61,9 +62,9 @@ export class ExpressBackend implements HttpBackend {
     router.use((req: Request, res: Response) => {
       const matched = table.match(req.method, req.path);
       // Only reachable for a known path with a method no route takes, or an unknown path.
-      if (!isEndpoint(matched)) writeJson(res, matched);
+      if (!isEndpoint(matched)) answerAfterDrain(req, res, maxBodyBytes, () => writeJson(res, matched));
     });
-    router.use(errorStep);
+    router.use(errorStep(maxBodyBytes));
     this.app.use(router);
   }
 
@@ -126,10 +127,16 @@ function handleStep(endpoint: HttpEndpoint): RequestHandler {
   };
 }
 
-/** body-parser's errors carry a `type`; map them onto the same codes the node backend uses. */
-const errorStep: ErrorRequestHandler = (error: unknown, req, res: ServerResponse, _next) => {
-  writeJson(res, errorResponse(toAgentError(error, req)));
-};
+/**
+ * body-parser's errors carry a `type`; map them onto the same codes the node backend uses. A body
+ * still unread (an authentication failure) is drained before the answer, as on the node backend.
+ */
+function errorStep(maxBodyBytes: number): ErrorRequestHandler {
+  return (error: unknown, req, res: ServerResponse, _next) => {
+    const response = errorResponse(toAgentError(error, req));
+    answerAfterDrain(req, res, maxBodyBytes, () => writeJson(res, response));
+  };
+}
 
 function toAgentError(error: unknown, req: Request): unknown {
   if (error instanceof AgentError || typeof error !== 'object' || error === null) return error;

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError, PayloadTooLargeError, type AgentError } from '@agent/core';
 
 /** Parses a request body as JSON; an empty or malformed body is a 400 INVALID_REQUEST. */
@@ -97,15 +97,58 @@ function onBodyError(this: ReadingRequest, error: Error): void {
 }
 
 /**
- * Discards the unread rest of a refused request so the client can read the error instead of a
- * connection reset; a client that keeps sending past `budget` more bytes loses its socket.
+ * How much of a refused request's unread body is drained before answering, as a multiple of
+ * `maxBodyBytes`.
  */
-export function discardBody(req: IncomingMessage, budget: number): void {
-  let discarded = 0;
-  req.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    if (discarded > budget) req.socket.destroy();
-  });
+const LINGER_FACTOR = 8;
+
+/**
+ * Answers a refused request (401, 404, 413, …) only after its unread body has been drained.
+ * Answering first is a race the client can lose: when the connection closes after the response
+ * (the client sent `Connection: close`, or we do), a client still uploading gets a reset, and the
+ * reset can discard the answer it had not read yet. So up to {@link LINGER_FACTOR} times the limit
+ * is read and dropped first; a client that declares or sends more gets the answer at once with
+ * `Connection: close`, and loses its socket once the answer is out.
+ */
+export function answerAfterDrain(
+  req: IncomingMessage,
+  res: ServerResponse,
+  maxBodyBytes: number,
+  answer: () => void,
+): void {
+  if (req.complete) {
+    answer();
+    return;
+  }
+  const lingerBytes = maxBodyBytes * LINGER_FACTOR;
+  let settled = false;
+  const cut = (): void => {
+    settled = true;
+    res.setHeader('connection', 'close');
+    answer();
+    if (res.writableFinished) req.socket.destroy();
+    else res.once('finish', () => req.socket.destroy());
+  };
   req.on('error', () => undefined);
+  const header = req.headers['content-length'];
+  if (header !== undefined && Number(header) > lingerBytes) {
+    req.resume();
+    cut();
+    return;
+  }
+  let drained = 0;
+  req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (!settled && drained > lingerBytes) cut();
+  });
+  req.once('end', () => {
+    if (settled) return;
+    settled = true;
+    answer();
+  });
+  // A client that gives up mid-body is owed nothing.
+  req.once('close', () => {
+    settled = true;
+  });
   req.resume();
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SecurityContextLike } from '@agent/core';
 import type { BackendOptions, EndpointResponse, HttpBackend, HttpEndpoint } from './backend.js';
 import { errorResponse } from './error-response.js';
-import { discardBody, readJsonBody } from './json-body.js';
+import { answerAfterDrain, readJsonBody } from './json-body.js';
 import { isEndpoint, RouteTable } from './route-table.js';
 import { type RequestScope, ScopedRequest, ServerHost } from './server-host.js';
 import { writeJson } from './write-json.js';
@@ -36,7 +36,7 @@ export class NodeBackend implements HttpBackend {
     const q = url.indexOf('?');
     const matched = this.routes.match(req.method ?? 'GET', q === -1 ? url : url.slice(0, q));
     if (!isEndpoint(matched)) {
-      writeJson(res, matched);
+      this.refuse(req, res, matched);
       return;
     }
     if (!matched.authenticate) {
@@ -84,12 +84,8 @@ export class NodeBackend implements HttpBackend {
     );
   }
 
-  /** A refused request may still have an unread body: drain it and do not reuse the connection. */
+  /** A refused request may still have an unread body: drain it (bounded) before answering. */
   private refuse(req: IncomingMessage, res: ServerResponse, response: EndpointResponse): void {
-    if (!req.complete) {
-      res.setHeader('connection', 'close');
-      discardBody(req, this.options.maxBodyBytes);
-    }
-    writeJson(res, response);
+    answerAfterDrain(req, res, this.options.maxBodyBytes, () => writeJson(res, response));
   }
 }
