@@ -147,6 +147,8 @@ export async function performAction<T>(
     action: action.toDict(),
     summary: `${action.name} started`,
   });
+  // Checkpoint: nothing runs for a task canceled while `action.started` was delivered.
+  scope.token.raiseIfCancelled();
   let result: T;
   try {
     result = await raceAbort(work(scope.token.signal), scope.token.signal);

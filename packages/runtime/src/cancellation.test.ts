@@ -329,3 +329,66 @@ describe('cancellation primitives', () => {
     await expect(sleep(1)).resolves.toBeUndefined();
   });
 });
+
+describe('a cancel that lands while an event waits for stream space', () => {
+  // With a one-event buffer and a consumer that stops reading, the emit announcing a side effect
+  // blocks; the cancel arrives during that wait. Nothing announced may run afterwards.
+  it('does not run the tool whose action.started was waiting', async () => {
+    let sideEffects = 0;
+    const agent = new Agent({
+      card: { name: 'a' },
+      streamBufferSize: 1,
+      tools: [
+        {
+          name: 'touch',
+          description: 'counts calls',
+          parameters: { type: 'object' },
+          capabilities: [],
+          handler: async () => {
+            sideEffects++;
+            return 'ok';
+          },
+        },
+      ],
+      execute: async (_task, run) => {
+        await run.callTool('touch', {});
+      },
+    });
+    const task = createTask('go');
+    const { rest } = await readUntil(agent.handleTaskStreaming(task), (e) => e.type === 'action.requested');
+    await sleep(30);
+    expect(sideEffects).toBe(0);
+    const canceled = await agent.cancelTask(task.id, 'stop');
+    const after = await rest();
+    await sleep(30);
+    expect(canceled.state).toBe('canceled');
+    expect(sideEffects).toBe(0);
+    expect(finalStatuses(after)).toEqual([expect.objectContaining({ state: 'canceled' })]);
+    expect(agent.activeTaskIds).toEqual([]);
+  });
+
+  it('does not start the model call whose llm.call.started was waiting', async () => {
+    let calls = 0;
+    const agent = new Agent({
+      card: { name: 'a' },
+      streamBufferSize: 1,
+      llm: {
+        provider: 'test',
+        model: 'counting',
+        generate: async () => {
+          calls++;
+          return { content: 'x', toolCalls: [] };
+        },
+      },
+    });
+    const task = createTask('hi');
+    const { rest } = await readUntil(agent.handleTaskStreaming(task), (e) => e.type === 'task.status');
+    await sleep(30);
+    expect(calls).toBe(0);
+    await agent.cancelTask(task.id, 'stop');
+    const after = await rest();
+    await sleep(30);
+    expect(calls).toBe(0);
+    expect(finalStatuses(after)).toEqual([expect.objectContaining({ state: 'canceled' })]);
+  });
+});

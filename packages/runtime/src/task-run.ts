@@ -128,7 +128,11 @@ export class TaskRun implements ActiveTask {
     const event = this.fill(input);
     this.observe(event);
     if (this.queue && (this.host.verbosity >= 1 || LIFECYCLE_EVENTS.has(event.type))) {
+      const wasCancelled = this.token.isCancelled;
       await this.queue.push(event, { signal: this.token.signal });
+      // A cancel that arrived while this emit waited for stream space stops the caller here,
+      // before it goes on to the side effect or model call the event announced.
+      if (!wasCancelled) this.token.raiseIfCancelled();
     }
   }
 

@@ -93,6 +93,7 @@ export async function runInferenceLoop(options: InferenceLoopOptions): Promise<I
       model: llm.model,
       summary: `calling ${llm.model}`,
     });
+    token.raiseIfCancelled();
     const started = performance.now();
     const request = { messages: structuredClone(messages), tools: structuredClone([...options.tools]) };
     const response =
