@@ -68,7 +68,9 @@ export class WsServer {
     });
     this.http.on(
       'upgrade',
-      (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.onUpgrade(req, socket, head),
+      // Never let a failed upgrade become an unhandled rejection: that would end the process.
+      (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+        void this.onUpgrade(req, socket, head).catch(() => socket.destroy()),
     );
   }
 
@@ -124,7 +126,9 @@ export class WsServer {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const url = parseRequestUrl(req);
+    if (!url) return writeError(res, new InvalidRequestError(`Malformed request target`));
+    const path = url.pathname;
     if (path === `${this.options.basePath}/healthz`) {
       writeJson(res, 200, { status: 'ok' });
     } else if (path === `${this.options.basePath}/readyz`) {
@@ -153,7 +157,8 @@ export class WsServer {
 
   private async onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = parseRequestUrl(req);
+    if (!url) return rejectUpgrade(socket, new InvalidRequestError('Malformed request target'));
     const kind = this.kindOf(url.pathname);
     if (!kind) return rejectUpgrade(socket, new NotFoundError(`No WebSocket endpoint at ${url.pathname}`));
     if (!this.acceptsUpgrade(kind))
@@ -185,5 +190,14 @@ export class WsServer {
       this.connections.add(connection);
       ws.once('close', () => this.connections.delete(connection));
     });
+  }
+}
+
+/** The request target as a URL, or undefined when it cannot be parsed (a malformed target must not throw). */
+function parseRequestUrl(req: IncomingMessage): URL | undefined {
+  try {
+    return new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    return undefined;
   }
 }
