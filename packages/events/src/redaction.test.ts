@@ -35,7 +35,7 @@ describe('RedactionPolicy.default()', () => {
       max_output_tokens: 3,
       tokenizer: 'cl100k',
       user: 'alice',
-      note: 'Basic setup done',
+      note: 'the Basic setup is done',
     };
     expect(policy.redact(input)).toEqual(input);
   });
@@ -72,7 +72,8 @@ describe('RedactionPolicy.default()', () => {
       header: REDACTED,
       basic: REDACTED,
       rawBasic: REDACTED,
-      prose: 'Basic arithmetic',
+      // Deliberate (DESIGN.md §4.1): any `Basic ` prefix is masked, prose included.
+      prose: REDACTED,
       apikey: REDACTED,
       lower: REDACTED,
       jwt: REDACTED,
@@ -80,6 +81,23 @@ describe('RedactionPolicy.default()', () => {
       logged: `sent Authorization: Bearer ${REDACTED}`,
       list: [REDACTED],
     });
+  });
+
+  it('masks any string that starts with Bearer, Basic or ApiKey and a space, whatever follows', () => {
+    const values = [
+      'Basic YWxhZGRpbg==',
+      'Bearer sk-live!123',
+      'ApiKey k1 (prod)',
+      'Bearer abc def',
+      'Basic setup done',
+      'BASIC x',
+      'bearer \u00e9t\u00e9',
+      'apikey\tk',
+      '  Bearer ',
+    ];
+    for (const note of values) expect([note, policy.redact({ note }).note]).toEqual([note, REDACTED]);
+    for (const note of ['Basically fine', 'Bearers of news', 'ApiKeys rotated', 'use Basic auth'])
+      expect(policy.redact({ note }).note).toBe(note);
   });
 
   it('masks header maps and [name, value] header pairs', () => {

@@ -28,18 +28,10 @@ export const DEFAULT_SENSITIVE_KEYS: readonly string[] = [
   'privatekey',
 ];
 
-// A credential on its own: `Bearer x` or `ApiKey x` with one token-shaped word after it.
-const SCHEME_VALUE = /^\s*(?:bearer|apikey)\s+[A-Za-z0-9._~+/=:-]+\s*$/i;
-// `Basic x` is only masked when x is a credential, so prose such as "Basic arithmetic" survives.
-const BASIC_VALUE = /^\s*basic\s+([A-Za-z0-9._~+/=:@-]+)\s*$/i;
-
-function isBasicCredential(value: string): boolean {
-  const match = BASIC_VALUE.exec(value);
-  if (!match) return false;
-  const token = match[1];
-  // SPEC.md accepts raw `user:pass` and base64 of it.
-  return token.includes(':') || Buffer.from(token, 'base64').toString('latin1').includes(':');
-}
+// DESIGN.md §4.1: a string that starts with one of these schemes and whitespace is masked whole,
+// whatever follows and in any letter case. This masks prose such as "Basic arithmetic" too, on
+// purpose: a redaction policy errs towards hiding, and telling prose from an odd credential is a guess.
+const SCHEME_PREFIX = /^\s*(?:bearer|basic|apikey)\s/i;
 // A JWT anywhere in a string: base64url JSON header (`{"` → `eyJ`), payload, optional signature.
 const JWT_INLINE = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g;
 // `Bearer <token>` inside longer text, e.g. a logged header line.
@@ -116,7 +108,7 @@ export class RedactionPolicy {
 
   /** Masks credential-shaped parts of a string. */
   redactString(value: string): string {
-    if (this.#defaults && (SCHEME_VALUE.test(value) || isBasicCredential(value))) return this.#mask;
+    if (this.#defaults && SCHEME_PREFIX.test(value)) return this.#mask;
     let result = value;
     if (this.#defaults) {
       result = result.replace(JWT_INLINE, this.#mask).replace(BEARER_INLINE, `Bearer ${this.#mask}`);

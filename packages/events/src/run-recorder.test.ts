@@ -133,16 +133,31 @@ describe('RunRecorder → RunReport', () => {
     expect(recorder.toReport().artifacts[0].parts.map((p) => p.content)).toEqual(['one', 'two', 'three']);
   });
 
-  it('keeps the numbers of events another sink numbered', () => {
+  it('numbers every event itself, so its sequences are 1..n whatever the input carried', () => {
     const sink = new InMemoryEventSink();
     const recorder = new RunRecorder();
     for (const event of completedRun().events) recorder.recordEvent(sink.emitTaskEvent(event));
     recorder.recordEvent(RunEvent.fromTaskEvent(completedRun().events[0]));
-    expect(recorder.events.map((e) => e.sequence)).toEqual([
-      ...Array.from({ length: 13 }, (_, i) => i + 1),
-      1,
-    ]);
+    expect(recorder.events.map((e) => e.sequence)).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
     expect(() => recorder.recordEvent({ nope: 1 } as unknown as RunEvent)).toThrow(ValueError);
+  });
+
+  it('never lets sequences go backwards or repeat when numbered and unnumbered events mix', () => {
+    const sink = new InMemoryEventSink();
+    const events = completedRun().events;
+    for (const event of events.slice(0, 3)) sink.emitTaskEvent(event);
+    const numbered = sink.toList()[2];
+    const recorder = new RunRecorder();
+    recorder.recordEvent(numbered);
+    const fromTask = recorder.recordTaskEvent(events[3]);
+    recorder.recordEvent(RunEvent.fromTaskEvent(events[4]));
+    expect(recorder.events.map((e) => e.sequence)).toEqual([1, 2, 3]);
+    expect(recorder.toReport().events.map((e) => e.sequence)).toEqual([1, 2, 3]);
+    expect(fromTask.sequence).toBe(2);
+    expect(recorder.nextSequence).toBe(4);
+    // The sink's event keeps its own number: the recorder stores a copy.
+    expect(numbered.sequence).toBe(3);
+    expect(sink.toList().map((e) => e.sequence)).toEqual([1, 2, 3]);
   });
 
   it('is an EventSink', () => {

@@ -45,15 +45,13 @@ export class RunRecorder extends SequencedEventSink {
   }
 
   /**
-   * Keeps an event that another sink already numbered, with its number; an unnumbered one
-   * (sequence 0) is numbered here.
+   * Keeps a validated deep copy of an event and numbers it here, whatever `sequence` it carried:
+   * SPEC.md makes `sequence` the numbering of the sink that holds the event, so keeping another
+   * sink's numbers would let the report's sequences repeat or run backwards. The input is not
+   * mutated. @throws ValueError when `event` is not a RunEvent.
    */
-  recordEvent(event: RunEvent): void {
-    if (RunEvent.is(event) && event.sequence > 0) {
-      this.#events.push(RunEvent.parse(event));
-      return;
-    }
-    this.emit(event);
+  recordEvent(event: RunEvent): RunEvent {
+    return this.emit(RunEvent.parse(event));
   }
 
   protected store(event: RunEvent): void {
