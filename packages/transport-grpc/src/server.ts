@@ -21,6 +21,7 @@ import {
   type sendUnaryData,
   type ServerUnaryCall,
   type ServerWritableStream,
+  type ServiceDefinition,
 } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
@@ -52,8 +53,30 @@ interface ActiveCall {
   settled?: boolean;
 }
 
-type AgentCall =
-  ServerUnaryCall<pb.InvokeRequest, pb.InvokeResponse> | ServerWritableStream<pb.InvokeRequest, pb.TaskEvent>;
+/** Request bodies stay bytes until the call is authenticated (see {@link AGENT_SERVICE_RAW_REQUESTS}). */
+type InvokeCall = ServerUnaryCall<Buffer, pb.InvokeResponse>;
+type StreamCall = ServerWritableStream<Buffer, pb.TaskEvent>;
+type AgentCall = InvokeCall | StreamCall;
+
+const passThrough = (body: Buffer): Buffer => body;
+
+/**
+ * The generated service with pass-through request deserializers. grpc-js decodes a request before the
+ * handler runs, so with the generated deserializer an undecodable body from an unauthenticated caller
+ * would end as INTERNAL ahead of the auth check; the handler decodes after authenticating instead.
+ */
+const AGENT_SERVICE_RAW_REQUESTS = {
+  invoke: { ...pb.AgentServiceService.invoke, requestDeserialize: passThrough },
+  stream: { ...pb.AgentServiceService.stream, requestDeserialize: passThrough },
+} satisfies ServiceDefinition;
+
+function decodeRequestBody(body: Buffer): pb.InvokeRequest {
+  try {
+    return pb.InvokeRequest.decode(body);
+  } catch (error) {
+    throw new InvalidRequestError('Request body is not a valid agent.v1.InvokeRequest', { cause: error });
+  }
+}
 
 export class GrpcServer {
   private readonly server: Server;
@@ -66,12 +89,9 @@ export class GrpcServer {
       'grpc.max_receive_message_length': options.maxMessageBytes,
       'grpc.max_send_message_length': options.maxMessageBytes,
     });
-    this.server.addService(pb.AgentServiceService, {
-      invoke: (
-        call: ServerUnaryCall<pb.InvokeRequest, pb.InvokeResponse>,
-        callback: sendUnaryData<pb.InvokeResponse>,
-      ) => this.invoke(call, callback),
-      stream: (call: ServerWritableStream<pb.InvokeRequest, pb.TaskEvent>) => this.stream(call),
+    this.server.addService(AGENT_SERVICE_RAW_REQUESTS, {
+      invoke: (call: InvokeCall, callback: sendUnaryData<pb.InvokeResponse>) => this.invoke(call, callback),
+      stream: (call: StreamCall) => this.stream(call),
     });
     if (options.health) {
       this.healthService = new HealthImplementation({ '': 'SERVING', [AGENT_SERVICE_NAME]: 'SERVING' });
@@ -146,14 +166,11 @@ export class GrpcServer {
       : { signal, headers, transport: 'grpc' };
   }
 
-  private invoke(
-    call: ServerUnaryCall<pb.InvokeRequest, pb.InvokeResponse>,
-    callback: sendUnaryData<pb.InvokeResponse>,
-  ): void {
+  private invoke(call: InvokeCall, callback: sendUnaryData<pb.InvokeResponse>): void {
     const active = this.track(call);
     const work = (async () => {
       const ctx = await this.callContext(call.metadata, active.controller.signal);
-      const request = decodeInvokeRequest(call.request);
+      const request = decodeInvokeRequest(decodeRequestBody(call.request));
       const result = await dispatchOperation(this.options.handler, request.operation, request.data, ctx, {
         strict: this.options.strict,
       });
@@ -175,7 +192,7 @@ export class GrpcServer {
       .finally(() => this.active.delete(active));
   }
 
-  private stream(call: ServerWritableStream<pb.InvokeRequest, pb.TaskEvent>): void {
+  private stream(call: StreamCall): void {
     const active = this.track(call);
     void this.runStream(call, active)
       .catch((error: unknown) => {
@@ -184,14 +201,11 @@ export class GrpcServer {
       .finally(() => this.active.delete(active));
   }
 
-  private async runStream(
-    call: ServerWritableStream<pb.InvokeRequest, pb.TaskEvent>,
-    active: ActiveCall,
-  ): Promise<void> {
+  private async runStream(call: StreamCall, active: ActiveCall): Promise<void> {
     const signal = active.controller.signal;
     // Authentication comes first: a rejected call never reaches the handler.
     const ctx = await this.callContext(call.metadata, signal);
-    const request = decodeInvokeRequest(call.request);
+    const request = decodeInvokeRequest(decodeRequestBody(call.request));
     if (request.operation !== 'send_task') {
       throw new InvalidRequestError(`Stream carries send_task only; call Invoke for ${request.operation}`);
     }
@@ -223,11 +237,7 @@ export class GrpcServer {
     if (!call.cancelled) call.end();
   }
 
-  private async write(
-    call: ServerWritableStream<pb.InvokeRequest, pb.TaskEvent>,
-    event: pb.TaskEvent,
-    signal: AbortSignal,
-  ): Promise<void> {
+  private async write(call: StreamCall, event: pb.TaskEvent, signal: AbortSignal): Promise<void> {
     if (call.write(event) || signal.aborted) return;
     // Back-pressure: a slow reader holds the producer here instead of growing the buffer.
     await new Promise<void>((resolve) => {
