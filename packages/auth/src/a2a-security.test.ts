@@ -66,6 +66,15 @@ describe('toA2ASecuritySchemes (A2A 1.0 canonical form)', () => {
     ]);
   });
 
+  it('a scheme named "__proto__" in a parsed card stays an own key, never the prototype', () => {
+    const card = JSON.parse(`{"__proto__":${JSON.stringify(apiKey.toDict())}}`) as Record<string, never>;
+    const result = toA2ASecuritySchemes(card);
+    expect(Object.getPrototypeOf(result.securitySchemes)).toBe(Object.prototype);
+    expect(Object.keys(result.securitySchemes)).toEqual(['__proto__']);
+    expect(result.securityRequirements).toHaveLength(1);
+    expect(JSON.stringify(result.securitySchemes)).toContain('"__proto__":{"apiKeySecurityScheme"');
+  });
+
   it('a single SecurityScheme is named by its auth type', () => {
     expect(toA2ASecuritySchemes(apiKey).securitySchemes).toHaveProperty(
       'apiKey.apiKeySecurityScheme.name',

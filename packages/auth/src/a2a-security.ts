@@ -1,4 +1,5 @@
 import { isRecord, type SecuritySchemeDict } from '@agent/core';
+import { setOwnProperty } from './own-property.js';
 import { HTTP_SCHEME_NAMES, SecurityScheme, type HttpAuthScheme } from './security-scheme.js';
 
 /** A2A 1.0 `SecurityScheme` in canonical ProtoJSON: exactly one wrapper key per scheme. */
@@ -77,8 +78,8 @@ export function toA2ASecuritySchemes(
     const translated = translate(source);
     if (!translated) continue;
     const name = givenName ?? uniqueName(securitySchemes, translated.nativeType);
-    securitySchemes[name] = translated.scheme;
-    scopes[name] = translated.scopes;
+    setOwnProperty(securitySchemes, name, translated.scheme);
+    setOwnProperty(scopes, name, translated.scopes);
   }
   const names = Object.keys(securitySchemes);
   const securityRequirements: A2ASecurityRequirement[] = options.requireAll

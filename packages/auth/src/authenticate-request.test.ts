@@ -117,6 +117,29 @@ describe('authenticateRequest', () => {
     expect(error.message).toBe('Invalid credentials');
   });
 
+  it('never echoes any 8-character run of the credential (a truncated echo is hidden too)', async () => {
+    const credential = 'eyJhbGciOiJIUzI1NiJ9.' + 'S'.repeat(40) + '.sig-tail-xyz';
+    for (const echo of [credential.slice(0, 30), credential.slice(5, 13), credential.slice(-9)]) {
+      const auth = new Recording(async () => {
+        throw new Error(`upstream said (invalid_grant: subject_token ${echo}…)`);
+      });
+      const error = await rejection(
+        authenticateRequest({ authenticator: auth, headers: { authorization: `Bearer ${credential}` } }),
+      );
+      expect(error.message).toBe('Invalid credentials');
+    }
+  });
+
+  it('keeps a message that shares fewer than 8 characters in a row with the credential', async () => {
+    const auth = new Recording(async () => {
+      throw new Error('token sk-live has expired');
+    });
+    const error = await rejection(
+      authenticateRequest({ authenticator: auth, headers: { 'x-api-key': 'sk-live-0123456789' } }),
+    );
+    expect(error.message).toBe('token sk-live has expired');
+  });
+
   it('a non-Error throw is a rejection too', async () => {
     const auth = new Recording(() => Promise.reject('plain string'));
     const error = await rejection(

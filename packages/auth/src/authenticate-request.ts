@@ -38,7 +38,7 @@ export async function authenticateRequest(
     context = await authenticator.authenticate(credentials);
   } catch (error) {
     const reason =
-      error instanceof Error && error.message && !error.message.includes(credentials)
+      error instanceof Error && error.message && !sharesCredential(error.message, credentials)
         ? error.message
         : 'Invalid credentials';
     throw new UnauthenticatedError(reason, { cause: error });
@@ -48,4 +48,26 @@ export async function authenticateRequest(
     throw new UnauthenticatedError('Invalid credentials');
   }
   return context;
+}
+
+/** The shortest run of credential characters a message may not contain (all of it when shorter). */
+export const CREDENTIAL_ECHO_WINDOW = 8;
+
+/**
+ * True when `message` contains any run of CREDENTIAL_ECHO_WINDOW characters of `credentials`:
+ * authenticators (and the upstream servers they quote) echo truncated or partial credentials, so a
+ * whole-credential check is not enough. Any longer shared run contains a shared window, so comparing
+ * the windows of both strings through a Set is enough and linear in their lengths.
+ */
+export function sharesCredential(message: string, credentials: string): boolean {
+  if (credentials.length <= CREDENTIAL_ECHO_WINDOW) return message.includes(credentials);
+  if (message.length < CREDENTIAL_ECHO_WINDOW) return false;
+  const windows = new Set<string>();
+  for (let i = 0; i + CREDENTIAL_ECHO_WINDOW <= message.length; i++) {
+    windows.add(message.slice(i, i + CREDENTIAL_ECHO_WINDOW));
+  }
+  for (let i = 0; i + CREDENTIAL_ECHO_WINDOW <= credentials.length; i++) {
+    if (windows.has(credentials.slice(i, i + CREDENTIAL_ECHO_WINDOW))) return true;
+  }
+  return false;
 }

@@ -116,6 +116,28 @@ describe('BearerTokenAuth', () => {
       expect(context.metadata).toEqual({ claims: { metadata: 'text' } });
     });
 
+    it('a "__proto__" claim stays an own data property: nothing is inherited, JSON keeps it', async () => {
+      // JSON.parse makes "__proto__" an own key, so mintJwt writes it literally into the payload.
+      const claims = JSON.parse(
+        '{"sub":"u","__proto__":{"role":"admin"},"metadata":{"__proto__":{"tenant":"evil"},"t":1}}',
+      ) as Record<string, unknown>;
+      const jwt = token(claims);
+      expect(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')).toContain('"__proto__":{"role"');
+      const context = await verifier().authenticate(jwt);
+      const metadata = context.metadata as Record<string, unknown>;
+      const got = metadata.claims as Record<string, unknown>;
+      expect(got.role).toBeUndefined();
+      expect(Object.getPrototypeOf(got)).toBe(Object.prototype);
+      expect(Object.prototype.hasOwnProperty.call(got, '__proto__')).toBe(true);
+      expect(Object.keys(got)).toEqual(['__proto__']);
+      expect(metadata.tenant).toBeUndefined();
+      expect(Object.getPrototypeOf(metadata)).toBe(Object.prototype);
+      expect(JSON.parse(JSON.stringify(context.metadata))).toEqual(
+        JSON.parse('{"__proto__":{"tenant":"evil"},"t":1,"claims":{"__proto__":{"role":"admin"}}}'),
+      );
+      expect(JSON.stringify(got)).toBe('{"__proto__":{"role":"admin"}}');
+    });
+
     it('issuer and audience (string or list) match when configured', async () => {
       const auth = verifier({ issuer: 'https://idp', audience: 'agents' });
       await expect(auth.authenticate(token({ iss: 'https://idp', aud: 'agents' }))).resolves.toBeInstanceOf(

@@ -11,6 +11,7 @@ import jwt from 'jsonwebtoken';
 import { Authenticator } from './authenticator.js';
 import { numericDateToIso } from './iso-time.js';
 import { decodeCompactJwt } from './jwt-compact.js';
+import { setOwnProperty } from './own-property.js';
 import { SecurityContext } from './security-context.js';
 import { SecurityScheme } from './security-scheme.js';
 
@@ -176,7 +177,9 @@ export class BearerTokenAuth extends Authenticator implements Describable {
     const metadata: JsonObject = isRecord(payload.metadata) ? { ...(payload.metadata as JsonObject) } : {};
     const claims: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(payload)) {
-      if (!REGISTERED_CLAIMS.has(name) || (name === 'metadata' && !isRecord(value))) claims[name] = value;
+      if (!REGISTERED_CLAIMS.has(name) || (name === 'metadata' && !isRecord(value))) {
+        setOwnProperty(claims, name, value);
+      }
     }
     if (Object.keys(claims).length > 0) metadata.claims = claims;
     return new SecurityContext({

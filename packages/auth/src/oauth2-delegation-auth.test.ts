@@ -6,6 +6,7 @@ import {
   OAuth2DelegationAuth,
   TOKEN_EXCHANGE_GRANT_TYPE,
 } from './oauth2-delegation-auth.js';
+import { authenticateRequest } from './authenticate-request.js';
 import { SecurityContext } from './security-context.js';
 
 interface Received {
@@ -16,7 +17,7 @@ interface Received {
 }
 
 /** A small token-exchange endpoint on 127.0.0.1; each path answers one way. */
-const routes: Record<string, (res: ServerResponse) => void> = {
+const routes: Record<string, (res: ServerResponse, body: Record<string, unknown>) => void> = {
   '/ok': (res) =>
     json(res, 200, {
       sub: 'user-7',
@@ -28,6 +29,13 @@ const routes: Record<string, (res: ServerResponse) => void> = {
   '/empty-object': (res) => json(res, 200, {}),
   '/huge-expiry': (res) => json(res, 200, { sub: 's', access_token: 't', expires_in: 1e300 }),
   '/401': (res) => json(res, 401, { error: 'invalid_grant', error_description: 'subject token expired' }),
+  // An endpoint that quotes the subject token back in its free text (a real provider did this).
+  '/echo': (res, body) =>
+    json(res, 401, {
+      error: 'invalid_grant',
+      error_description: `subject_token ${String(body.subject_token)} is not valid`,
+    }),
+  '/echo-code': (res, body) => json(res, 400, { error: `bad ${String(body.subject_token)}` }),
   '/403-text': (res) => {
     res.writeHead(403, { 'content-type': 'text/plain' }).end('forbidden for sk-secret');
   },
@@ -72,7 +80,7 @@ beforeAll(async () => {
         body: text ? JSON.parse(text) : undefined,
       });
       const route = routes[req.url ?? ''];
-      if (route) route(res);
+      if (route) route(res, text ? (JSON.parse(text) as Record<string, unknown>) : {});
       else json(res, 404, { error: 'not_found' });
     });
   });
@@ -185,10 +193,34 @@ describe('OAuth2DelegationAuth', () => {
 
   it('401: fails and reports the OAuth error code, never the secret', async () => {
     const message = await failure(provider('/401').authenticate('t'));
-    expect(message).toBe(
-      'OAuth delegation failed: token endpoint answered HTTP 401 (invalid_grant: subject token expired)',
-    );
+    expect(message).toBe('OAuth delegation failed: token endpoint answered HTTP 401 (invalid_grant)');
     expect(message).not.toContain('s3cr3t');
+  });
+
+  it('upstream free text is never forwarded: an echoed subject token stays out of the message', async () => {
+    const token = 'eyJhbGciOiJIUzI1NiJ9.' + 'S'.repeat(300) + '.sig';
+    const message = await failure(provider('/echo').authenticate(token));
+    expect(message).toBe('OAuth delegation failed: token endpoint answered HTTP 401 (invalid_grant)');
+    expect(message).not.toContain('SSSSSSSS');
+    // An `error` that is not an RFC 6749 code token is dropped, not quoted.
+    expect(await failure(provider('/echo-code').authenticate(token))).toBe(
+      'OAuth delegation failed: token endpoint answered HTTP 400',
+    );
+  });
+
+  it('through authenticateRequest the 401 message carries no part of the credential', async () => {
+    const token = 'eyJhbGciOiJIUzI1NiJ9.' + 'S'.repeat(300) + '.sig';
+    const error = await authenticateRequest({
+      authenticator: provider('/echo'),
+      headers: { authorization: `Bearer ${token}` },
+    }).then(
+      () => undefined,
+      (caught: unknown) => caught as Error,
+    );
+    expect(error).toBeInstanceOf(UnauthenticatedError);
+    expect(error!.message.startsWith('OAuth delegation failed: ')).toBe(true);
+    expect(error!.message).not.toContain('SSSSSSSS');
+    expect(error!.message).not.toContain('eyJhbGciOiJIUzI1NiJ9');
   });
 
   it('a non-OAuth error body is not echoed', async () => {

@@ -201,15 +201,20 @@ function describeRequestError(error: unknown, timedOut: boolean, timeoutMs: numb
   return error instanceof Error ? error.message : String(error);
 }
 
-/** RFC 6749 §5.2 error fields, when the endpoint sent them; nothing else of the body is echoed. */
+/** An RFC 6749 §5.2 `error` value as registered codes spell it; anything else may be free text. */
+const OAUTH_ERROR_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * Only the RFC 6749 §5.2 `error` code, when the endpoint sent a well-formed one. The free-text
+ * `error_description` (and the rest of the body) is never forwarded: providers quote the
+ * `subject_token` there, and this message ends up in 401 bodies.
+ */
 function oauthErrorSuffix(text: unknown): string {
   if (typeof text !== 'string') return '';
   try {
     const body: unknown = JSON.parse(text);
-    if (!isRecord(body) || typeof body.error !== 'string') return '';
-    const description =
-      typeof body.error_description === 'string' ? `: ${body.error_description.slice(0, 200)}` : '';
-    return ` (${body.error.slice(0, 100)}${description})`;
+    if (!isRecord(body) || typeof body.error !== 'string' || !OAUTH_ERROR_CODE.test(body.error)) return '';
+    return ` (${body.error})`;
   } catch {
     return '';
   }
