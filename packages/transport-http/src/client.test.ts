@@ -6,6 +6,7 @@ import {
   CLIENT_OPERATIONS,
   DeadlineExceededError,
   InternalError,
+  PayloadTooLargeError,
   TaskCanceledError,
   TaskNotCancelableError,
   TaskNotFoundError,
@@ -287,6 +288,67 @@ describe('HTTPTransport client side', () => {
     });
   });
 
+  describe('against a server that answers more than maxResponseBytes', () => {
+    const LIMIT = 64 * 1024;
+    let flood: Server;
+    let floodUrl: string;
+
+    beforeAll(async () => {
+      // Streams up to 16 times the limit in 8 KiB chunks, chunked (no Content-Length to check first).
+      flood = createServer((req, res) => {
+        const status = req.url === '/.well-known/agent.json' ? 200 : 500;
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.on('error', () => undefined);
+        const chunk = Buffer.alloc(8 * 1024, 'x');
+        let sent = 0;
+        const pump = (): void => {
+          while (sent < LIMIT * 16 && !res.destroyed) {
+            sent += chunk.length;
+            if (!res.write(chunk)) {
+              res.once('drain', pump);
+              return;
+            }
+          }
+          res.end();
+        };
+        res.write('{"name":"');
+        pump();
+      });
+      await new Promise<void>((resolve) => flood.listen(0, '127.0.0.1', resolve));
+      floodUrl = `http://127.0.0.1:${(flood.address() as AddressInfo).port}`;
+    });
+
+    afterAll(() => {
+      flood.closeAllConnections();
+      return new Promise<void>((resolve) => flood.close(() => resolve()));
+    });
+
+    it('stops reading and throws PayloadTooLargeError naming the limit', async () => {
+      const error = await rejection(
+        client({ maxResponseBytes: LIMIT }).send(CLIENT_OPERATIONS.get_card, floodUrl),
+      );
+      expect(error).toBeInstanceOf(PayloadTooLargeError);
+      expect(error.message).toContain(`${LIMIT} bytes`);
+      expect(error.data).toEqual({ max_response_bytes: LIMIT });
+    });
+
+    it('applies the limit to error responses too', async () => {
+      const error = await rejection(
+        client({ maxResponseBytes: LIMIT }).send(CLIENT_OPERATIONS.send_task, floodUrl, createTask('x')),
+      );
+      expect(error).toBeInstanceOf(PayloadTooLargeError);
+    });
+
+    it('reads a response under the limit', async () => {
+      const card = await client({
+        maxResponseBytes: LIMIT,
+        authenticator: new APIKeyAuth({ validKeys: { [SERVER_KEY]: [] } }),
+        credentials: SERVER_KEY,
+      }).send<AgentCard>(CLIENT_OPERATIONS.get_card, server.url);
+      expect(card.name).toBe('test-agent');
+    });
+  });
+
   it('refuses streaming specs and non-http base URLs', async () => {
     const transport = client();
     expect(
@@ -317,6 +379,7 @@ describe('HTTPTransport client side', () => {
           url: server.url,
           timeoutMs: 1234,
           maxBodyBytes: 4 * 1024 * 1024,
+          maxResponseBytes: 4 * 1024 * 1024,
           validateSchema: false,
           backend: 'express',
           credentials: SERVER_KEY,

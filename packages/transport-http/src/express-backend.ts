@@ -10,7 +10,7 @@ import express, {
 import { AgentError, InvalidRequestError, type SecurityContextLike } from '@agent/core';
 import type { BackendOptions, HttpBackend, HttpEndpoint } from './backend.js';
 import { errorResponse } from './error-response.js';
-import { answerAfterDrain, payloadTooLarge } from './json-body.js';
+import { answerAfterDrain, payloadTooLarge, unsupportedEncoding } from './json-body.js';
 import { RouteTable, isEndpoint, routeKey } from './route-table.js';
 import { RequestScope, ScopedRequest, ServerHost } from './server-host.js';
 import { writeJson } from './write-json.js';
@@ -48,7 +48,7 @@ export class ExpressBackend implements HttpBackend {
     if (APPS_WITH_ROUTES.has(this.app)) return;
     APPS_WITH_ROUTES.add(this.app);
     const { maxBodyBytes } = this.options;
-    const json = express.json({ limit: maxBodyBytes, strict: false, type: () => true });
+    const json = express.json({ limit: maxBodyBytes, strict: false, type: () => true, inflate: false });
     const router = express.Router({ strict: false, caseSensitive: true });
     for (const endpoint of endpoints) {
       const chain: RequestHandler[] = [authenticateStep(endpoint)];
@@ -98,15 +98,23 @@ function authenticateStep(endpoint: HttpEndpoint): RequestHandler {
   };
 }
 
-/** Node's reader calls an empty body malformed JSON; body-parser would silently skip it. */
+/**
+ * Node's reader calls an empty body malformed JSON and refuses a Content-Encoding; body-parser
+ * would silently skip the one and inflate the other. A body an earlier middleware parsed is left alone.
+ */
 const requireBody: RequestHandler = (req, _res, next) => {
+  if ((req as { body?: unknown }).body !== undefined) {
+    next();
+    return;
+  }
+  const encodingError = unsupportedEncoding(req);
+  if (encodingError) {
+    next(encodingError);
+    return;
+  }
   const length = req.headers['content-length'];
   const chunked = req.headers['transfer-encoding'] !== undefined;
-  if (
-    !chunked &&
-    (length === undefined || length === '0') &&
-    (req as { body?: unknown }).body === undefined
-  ) {
+  if (!chunked && (length === undefined || length === '0')) {
     next(new InvalidRequestError('Malformed JSON: the request body is empty'));
     return;
   }
@@ -146,5 +154,10 @@ function toAgentError(error: unknown, req: Request): unknown {
     return payloadTooLarge(typeof limit === 'number' ? limit : Number(req.headers['content-length']));
   if (type === 'entity.parse.failed') return new InvalidRequestError(`Malformed JSON: ${text}`);
   if (typeof type === 'string') return new InvalidRequestError(`Request body could not be read: ${text}`);
+  // raw-body passes a stream error (a reset mid-body) on untyped, with status 400: still the body's fault.
+  const { status, statusCode } = error as { status?: unknown; statusCode?: unknown };
+  const httpStatus = typeof status === 'number' ? status : statusCode;
+  if (typeof httpStatus === 'number' && httpStatus >= 400 && httpStatus < 500)
+    return new InvalidRequestError(`Request body could not be read: ${text}`);
   return error;
 }

@@ -5,6 +5,7 @@ import {
   AgentError,
   DeadlineExceededError,
   InternalError,
+  PayloadTooLargeError,
   TaskCanceledError,
   UnavailableError,
   ValueError,
@@ -20,6 +21,8 @@ export type HttpResponseError = AgentError & { readonly status: number };
 
 export interface HttpClientOptions {
   timeoutMs: number;
+  /** Responses (success or error) above this many bytes are refused with PAYLOAD_TOO_LARGE. */
+  maxResponseBytes: number;
   tls?: TlsOptions;
   /** Headers added to every request (authentication), resolved per call. */
   headers(): Promise<Record<string, string>>;
@@ -75,6 +78,13 @@ export class HttpClient {
         throw new DeadlineExceededError(`Request to ${url} timed out after ${timeoutMs} ms`, {
           cause: error,
         });
+      if (isOverflow(error)) {
+        const max = this.options.maxResponseBytes;
+        throw new PayloadTooLargeError(`The response from ${url} exceeds maxResponseBytes (${max} bytes)`, {
+          cause: error,
+          data: { max_response_bytes: max },
+        });
+      }
       const code = (error as { code?: unknown }).code;
       const reason = typeof code === 'string' ? code : (error as Error).message;
       throw new UnavailableError(`Request to ${url} failed: ${reason}`, {
@@ -124,10 +134,26 @@ export class HttpClient {
       maxRedirects: 0,
       // The server enforces its own body limit and answers 413; do not refuse before sending.
       maxBodyLength: Infinity,
+      // A peer must not be able to make us buffer an unbounded answer (axios stops reading here).
+      maxContentLength: this.options.maxResponseBytes,
       proxy: false,
     });
     return this.instance;
   }
+}
+
+/**
+ * axios reports a response over `maxContentLength` as ERR_BAD_RESPONSE with this message (its
+ * http adapter has no dedicated code). A limit set above node's longest string (~512 MiB) meets
+ * ERR_STRING_TOO_LONG first, which is the same condition.
+ */
+function isOverflow(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (code === 'ERR_STRING_TOO_LONG') return true;
+  return (
+    code === 'ERR_BAD_RESPONSE' && typeof message === 'string' && /maxContentLength size of/.test(message)
+  );
 }
 
 function joinUrl(baseUrl: string, path: string): string {

@@ -27,6 +27,7 @@ import { HttpClient } from './http-client.js';
 import { NodeBackend } from './node-backend.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_STOP_TIMEOUT_MS,
   DEFAULT_TIMEOUT_MS,
   type BackendName,
@@ -49,6 +50,7 @@ export class HTTPTransport implements Transport {
   readonly authenticator: Authenticator | undefined;
   readonly timeoutMs: number;
   readonly maxBodyBytes: number;
+  readonly maxResponseBytes: number;
   readonly stopTimeoutMs: number;
   readonly validateSchema: boolean;
   /** The configured URL; after `start()` the real one (with the real port when 0 was configured). */
@@ -80,6 +82,10 @@ export class HTTPTransport implements Transport {
     if (options.tls && !this.address.secure) throw new ValueError('tls is set but the URL is not https');
     this.timeoutMs = nonNegative('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.maxBodyBytes = nonNegative('maxBodyBytes', options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+    this.maxResponseBytes = nonNegative(
+      'maxResponseBytes',
+      options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    );
     this.stopTimeoutMs = nonNegative('stopTimeoutMs', options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS);
     this.validateSchema = options.validateSchema === true;
     const backend = options.backend ?? 'node';
@@ -105,6 +111,7 @@ export class HTTPTransport implements Transport {
     }
     this.client = new HttpClient({
       timeoutMs: this.timeoutMs,
+      maxResponseBytes: this.maxResponseBytes,
       tls: options.tls,
       headers: () => this.buildHeaders(),
       onUnauthenticated: () => this.lazy?.reset(),
@@ -268,6 +275,7 @@ export class HTTPTransport implements Transport {
       url: this.url,
       timeoutMs: this.timeoutMs,
       maxBodyBytes: this.maxBodyBytes,
+      maxResponseBytes: this.maxResponseBytes,
       validateSchema: this.validateSchema,
     };
     if (this.backendName) options.backend = this.backendName;

@@ -17,6 +17,21 @@ export function payloadTooLarge(maxBodyBytes: number): PayloadTooLargeError {
   });
 }
 
+/**
+ * Request bodies are read as they arrive: a Content-Encoding other than `identity` is refused
+ * with 400 rather than guessed at, so both backends answer alike (body-parser would inflate gzip,
+ * deflate and br; node's reader would not) and no compressed body can expand past `maxBodyBytes`.
+ */
+export function unsupportedEncoding(req: IncomingMessage): InvalidRequestError | undefined {
+  const header = req.headers['content-encoding'];
+  if (header === undefined) return undefined;
+  const encoding = header.trim().toLowerCase();
+  if (encoding === '' || encoding === 'identity') return undefined;
+  return new InvalidRequestError(`Unsupported Content-Encoding: ${header}; send the body uncompressed`, {
+    data: { content_encoding: header },
+  });
+}
+
 export type BodyCallback = (error: AgentError | undefined, body?: unknown) => void;
 
 /** Per-request read state; it rides on the request so the listeners can be shared functions. */
@@ -42,6 +57,11 @@ type ReadingRequest = IncomingMessage & { [READ]?: BodyRead };
  * The caller drains what is left after a refusal with {@link discardBody}.
  */
 export function readJsonBody(req: IncomingMessage, maxBodyBytes: number, done: BodyCallback): void {
+  const encodingError = unsupportedEncoding(req);
+  if (encodingError) {
+    done(encodingError);
+    return;
+  }
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBodyBytes) {
     done(payloadTooLarge(maxBodyBytes));

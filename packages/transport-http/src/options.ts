@@ -22,10 +22,13 @@ export interface HTTPTransportOptions {
   tls?: TlsOptions;
   /** Request bodies above this many bytes are refused with 413. Default 4 MiB. */
   maxBodyBytes?: number;
+  /** Client side: responses (success or error) above this many bytes are refused with PAYLOAD_TOO_LARGE. Default 4 MiB. */
+  maxResponseBytes?: number;
   /** How long `stop()` lets in-flight requests finish before aborting them, in ms. Default 10000. */
   stopTimeoutMs?: number;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_STOP_TIMEOUT_MS = 10_000;

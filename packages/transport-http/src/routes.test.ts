@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { APIKeyAuth } from '@agent/auth';
 import { BudgetExceededError, createTask, type CallContext, type Task } from '@agent/core';
 import { HTTPTransport } from './http-transport.js';
@@ -106,6 +107,37 @@ describe.each(BACKENDS)('%s backend routes', (backend) => {
       expect(errorOf(response).code).toBe('INVALID_REQUEST');
       expect(errorOf(response).message).toMatch(/Malformed JSON/);
       expect(handler.calls).toHaveLength(0);
+    });
+
+    it.each([['gzip'], ['br'], ['deflate'], ['x-unknown'], ['gzip, identity']])(
+      'refuses a body with Content-Encoding %s with 400 INVALID_REQUEST',
+      async (encoding) => {
+        const response = await rawRequest(`${base}/tasks/`, {
+          body: createTask('compressed?'),
+          headers: { 'content-encoding': encoding },
+        });
+        expect(response.status).toBe(400);
+        expect(errorOf(response).code).toBe('INVALID_REQUEST');
+        expect(errorOf(response).message).toContain(`Unsupported Content-Encoding: ${encoding}`);
+        expect(handler.calls).toHaveLength(0);
+      },
+    );
+
+    it('refuses a really gzipped body the same way', async () => {
+      const response = await rawRequest(`${base}/tasks/`, {
+        body: gzipSync(JSON.stringify(createTask('zipped'))),
+        headers: { 'content-encoding': 'gzip' },
+      });
+      expect(response.status).toBe(400);
+      expect(errorOf(response).code).toBe('INVALID_REQUEST');
+    });
+
+    it('accepts Content-Encoding identity', async () => {
+      const response = await rawRequest(`${base}/tasks/`, {
+        body: createTask('plain'),
+        headers: { 'content-encoding': 'Identity' },
+      });
+      expect(response.status).toBe(200);
     });
 
     it('refuses an empty body with 400', async () => {
