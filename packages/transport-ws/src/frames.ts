@@ -86,13 +86,21 @@ export function checkRequestFrame(value: unknown): RequestFrame {
   if (frameId(value) === null) throw new InvalidRequestError('A frame needs a non-empty string "id"');
   if (typeof value.op !== 'string' || !REQUEST_OPS.has(value.op)) {
     throw new InvalidRequestError(
-      `Unknown op ${JSON.stringify(value.op ?? null)}; expected one of ${[...REQUEST_OPS].join(', ')}`,
+      `Unknown op ${quoted(value.op)}; expected one of ${[...REQUEST_OPS].join(', ')}`,
     );
   }
   if (value.op === 'task.send' && value.stream !== undefined && typeof value.stream !== 'boolean') {
     throw new InvalidRequestError('"stream" must be a boolean');
   }
   return value as unknown as RequestFrame;
+}
+
+const MAX_ECHOED_CHARS = 64;
+
+/** A peer's value for an error message, cut short: a reply must not echo a huge op back. */
+function quoted(value: unknown): string {
+  const text = JSON.stringify(value ?? null) ?? 'null';
+  return text.length > MAX_ECHOED_CHARS ? `${text.slice(0, MAX_ECHOED_CHARS)}…` : text;
 }
 
 /** Decodes frame text; throws ParseError for malformed JSON. */

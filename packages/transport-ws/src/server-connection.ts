@@ -52,8 +52,15 @@ export class ServerConnection {
 
   constructor(private readonly options: ServerConnectionOptions) {
     const { socket } = options;
-    this.sender = new BoundedSender(socket, options.maxBufferedBytes);
-    socket.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    this.sender = new BoundedSender(socket, options.maxBufferedBytes, (congested) => {
+      if (!congested && socket.isPaused) socket.resume();
+    });
+    socket.on('message', (data, isBinary) => {
+      this.onMessage(data, isBinary);
+      // A peer that sends while it does not read would make every reply wait in memory: stop
+      // reading until it drains. Frames already read in the same chunk are still answered.
+      if (this.sender.isCongested && !socket.isPaused) socket.pause();
+    });
     // ws emits 'close' after every 'error'; the close handler does the cleanup.
     socket.on('error', () => undefined);
     socket.once('close', () => this.abortAll(new UnavailableError('WebSocket connection closed')));
