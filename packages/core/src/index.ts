@@ -132,3 +132,4 @@ export {
   type Describable,
 } from './descriptor.js';
 export { raceAbort, sleep, combineSignals, type AbortErrorFactory } from './abort.js';
+export { numberOption, type NumberRule } from './option-number.js';

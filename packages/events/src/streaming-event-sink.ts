@@ -2,7 +2,7 @@
  * StreamingEventSink: live subscribers as AsyncIterables, with a bounded replay buffer so a client
  * that reconnects (SSE `Last-Event-ID`) resumes after the last sequence it saw.
  */
-import { UnavailableError, ValueError } from '@agent/core';
+import { UnavailableError, ValueError, numberOption } from '@agent/core';
 import { SequencedEventSink } from './event-sink.js';
 import type { RunEvent } from './run-event.js';
 
@@ -29,13 +29,6 @@ interface Subscriber {
   maxQueue: number;
 }
 
-function positiveInteger(value: number | undefined, fallback: number, name: string): number {
-  const result = value ?? fallback;
-  if (!Number.isInteger(result) || result < 1)
-    throw new ValueError(`${name} must be a positive integer, got ${String(value)}`);
-  return result;
-}
-
 export class StreamingEventSink extends SequencedEventSink {
   readonly #buffer: RunEvent[] = [];
   readonly #bufferSize: number;
@@ -44,7 +37,10 @@ export class StreamingEventSink extends SequencedEventSink {
 
   constructor(options: StreamingEventSinkOptions = {}) {
     super();
-    this.#bufferSize = positiveInteger(options.bufferSize, 1000, 'bufferSize');
+    this.#bufferSize = numberOption('bufferSize', options.bufferSize ?? 1000, 1000, {
+      min: 1,
+      integer: true,
+    });
   }
 
   protected store(event: RunEvent): void {
@@ -79,7 +75,7 @@ export class StreamingEventSink extends SequencedEventSink {
    * older than the buffer (`data.oldest_sequence`) or the consumer falls behind (`data.resume_after`).
    */
   subscribe(options: SubscribeOptions = {}): AsyncIterable<RunEvent> {
-    const maxQueue = positiveInteger(options.maxQueue, 1000, 'maxQueue');
+    const maxQueue = numberOption('maxQueue', options.maxQueue ?? 1000, 1000, { min: 1, integer: true });
     const since = options.since;
     if (since !== undefined && (!Number.isInteger(since) || since < 0))
       throw new ValueError('since must be a non-negative integer');

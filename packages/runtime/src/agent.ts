@@ -24,6 +24,7 @@ import {
   type TaskEvent,
   type TaskHandler,
   type Transport,
+  numberOption,
 } from '@agent/core';
 import type { Authenticator } from '@agent/auth';
 import { RunRecorder, type EventSink, type RunStore } from '@agent/events';
@@ -155,8 +156,11 @@ export class Agent implements TaskHandler, RunHost {
     if (this.executeOption !== null && typeof this.executeOption !== 'function')
       throw new ValueError('execute must be a function');
     this.warningRatio = options.warningRatio ?? 0.8;
-    this.defaultMaxSteps = positiveInteger('maxSteps', options.maxSteps ?? 25);
-    this.streamBufferSize = positiveInteger('streamBufferSize', options.streamBufferSize ?? 256);
+    this.defaultMaxSteps = numberOption('maxSteps', options.maxSteps ?? 25, 25, { min: 1, integer: true });
+    this.streamBufferSize = numberOption('streamBufferSize', options.streamBufferSize ?? 256, 256, {
+      min: 1,
+      integer: true,
+    });
     this.onObserverError = options.onObserverError ?? null;
     this.registry = new TaskRegistry({ retentionMs: options.finishedTaskRetentionMs });
     if (typeof this.warningRatio !== 'number' || !(this.warningRatio >= 0 && this.warningRatio <= 1)) {
@@ -505,11 +509,6 @@ function adoptResult(task: Task, result: Task): void {
 
 function isPolicy(value: unknown): value is Policy {
   return isRecord(value) && typeof (value as { evaluate?: unknown }).evaluate === 'function';
-}
-
-function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new ValueError(`${name} must be a positive integer`);
-  return value;
 }
 
 /** A private copy of an incoming task; something that cannot be copied is not a task. */

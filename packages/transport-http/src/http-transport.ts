@@ -18,6 +18,7 @@ import {
   type TlsOptions,
   type Transport,
   type TransportAddress,
+  numberOption,
 } from '@agent/core';
 import { LazyCredentials, type Authenticator, type SecurityContext } from '@agent/auth';
 import type { BackendFactory, BackendOptions, HttpBackend } from './backend.js';
@@ -80,13 +81,22 @@ export class HTTPTransport implements Transport {
       throw new ValueError(`HTTPTransport needs an http or https URL, got ${options.url}`);
     }
     if (options.tls && !this.address.secure) throw new ValueError('tls is set but the URL is not https');
-    this.timeoutMs = nonNegative('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    this.maxBodyBytes = nonNegative('maxBodyBytes', options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-    this.maxResponseBytes = nonNegative(
+    this.timeoutMs = numberOption('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS, DEFAULT_TIMEOUT_MS);
+    this.maxBodyBytes = numberOption(
+      'maxBodyBytes',
+      options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      DEFAULT_MAX_BODY_BYTES,
+    );
+    this.maxResponseBytes = numberOption(
       'maxResponseBytes',
       options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      DEFAULT_MAX_RESPONSE_BYTES,
     );
-    this.stopTimeoutMs = nonNegative('stopTimeoutMs', options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS);
+    this.stopTimeoutMs = numberOption(
+      'stopTimeoutMs',
+      options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS,
+      DEFAULT_STOP_TIMEOUT_MS,
+    );
     this.validateSchema = options.validateSchema === true;
     const backend = options.backend ?? 'node';
     if (typeof backend === 'function') {
@@ -301,13 +311,6 @@ export class HTTPTransport implements Transport {
       throw new ValueError('tls.requestClientCert needs tls.ca to verify client certificates');
     return tls;
   }
-}
-
-function nonNegative(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new ValueError(`${name} must be a non-negative number, got ${String(value)}`);
-  }
-  return value;
 }
 
 function withPort(url: string, port: number): string {

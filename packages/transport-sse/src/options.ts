@@ -1,4 +1,4 @@
-import { ValueError, type TlsOptions } from '@agent/core';
+import { ValueError, type TlsOptions, numberOption } from '@agent/core';
 import type { Authenticator } from '@agent/auth';
 
 export interface SSETransportOptions {
@@ -42,16 +42,6 @@ export const DEFAULTS = {
   stopGraceMs: 5_000,
 } as const;
 
-function nonNegative(name: string, value: number | undefined, fallback: number, allowZero: boolean): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new ValueError(
-      `${name} must be a ${allowZero ? 'non-negative' : 'positive'} finite number, got ${String(value)}`,
-    );
-  }
-  return value;
-}
-
 export function resolveOptions(options: SSETransportOptions): ResolvedOptions {
   if (typeof options?.url !== 'string' || options.url === '')
     throw new ValueError('SSETransport needs a url');
@@ -61,16 +51,15 @@ export function resolveOptions(options: SSETransportOptions): ResolvedOptions {
   }
   return {
     url: options.url,
-    timeoutMs: nonNegative('timeoutMs', options.timeoutMs, DEFAULTS.timeoutMs, false),
-    heartbeatMs: nonNegative('heartbeatMs', options.heartbeatMs, DEFAULTS.heartbeatMs, true),
-    maxBodyBytes: nonNegative('maxBodyBytes', options.maxBodyBytes, DEFAULTS.maxBodyBytes, false),
-    maxResponseBytes: nonNegative(
-      'maxResponseBytes',
-      options.maxResponseBytes,
-      DEFAULTS.maxResponseBytes,
-      false,
-    ),
+    timeoutMs: numberOption('timeoutMs', options.timeoutMs, DEFAULTS.timeoutMs, { exclusive: true }),
+    heartbeatMs: numberOption('heartbeatMs', options.heartbeatMs, DEFAULTS.heartbeatMs),
+    maxBodyBytes: numberOption('maxBodyBytes', options.maxBodyBytes, DEFAULTS.maxBodyBytes, {
+      exclusive: true,
+    }),
+    maxResponseBytes: numberOption('maxResponseBytes', options.maxResponseBytes, DEFAULTS.maxResponseBytes, {
+      exclusive: true,
+    }),
     cancelOnDisconnect: options.cancelOnDisconnect ?? false,
-    stopGraceMs: nonNegative('stopGraceMs', options.stopGraceMs, DEFAULTS.stopGraceMs, true),
+    stopGraceMs: numberOption('stopGraceMs', options.stopGraceMs, DEFAULTS.stopGraceMs),
   };
 }

@@ -1,5 +1,5 @@
 import type { Authenticator } from '@agent/auth';
-import { ValueError, type TlsOptions } from '@agent/core';
+import { ValueError, type TlsOptions, numberOption } from '@agent/core';
 
 export interface WebSocketTransportOptions {
   /**
@@ -50,30 +50,30 @@ export const DEFAULTS = {
   shutdownGraceMs: 5_000,
 } as const;
 
-function count(name: string, value: number | undefined, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-    throw new ValueError(`${name} must be a finite number >= ${min}, got ${String(value)}`);
-  }
-  return value;
-}
-
 export function resolveOptions(options: WebSocketTransportOptions): ResolvedOptions {
   if (typeof options?.url !== 'string' || options.url === '')
     throw new ValueError('WebSocketTransport needs a url');
   return {
     url: options.url,
-    timeoutMs: count('timeoutMs', options.timeoutMs, DEFAULTS.timeoutMs, 1),
-    pingIntervalMs: count('pingIntervalMs', options.pingIntervalMs, DEFAULTS.pingIntervalMs, 0),
-    maxBufferedBytes: count('maxBufferedBytes', options.maxBufferedBytes, DEFAULTS.maxBufferedBytes, 1),
-    maxBodyBytes: count('maxBodyBytes', options.maxBodyBytes, DEFAULTS.maxBodyBytes, 1),
-    maxInFlightPerSocket: count(
+    timeoutMs: numberOption('timeoutMs', options.timeoutMs, DEFAULTS.timeoutMs, { min: 1 }),
+    pingIntervalMs: numberOption('pingIntervalMs', options.pingIntervalMs, DEFAULTS.pingIntervalMs, {
+      min: 0,
+    }),
+    maxBufferedBytes: numberOption('maxBufferedBytes', options.maxBufferedBytes, DEFAULTS.maxBufferedBytes, {
+      min: 1,
+    }),
+    maxBodyBytes: numberOption('maxBodyBytes', options.maxBodyBytes, DEFAULTS.maxBodyBytes, { min: 1 }),
+    maxInFlightPerSocket: numberOption(
       'maxInFlightPerSocket',
       options.maxInFlightPerSocket,
       DEFAULTS.maxInFlightPerSocket,
-      1,
+      { min: 1 },
     ),
-    maxQueuedEvents: count('maxQueuedEvents', options.maxQueuedEvents, DEFAULTS.maxQueuedEvents, 1),
-    shutdownGraceMs: count('shutdownGraceMs', options.shutdownGraceMs, DEFAULTS.shutdownGraceMs, 0),
+    maxQueuedEvents: numberOption('maxQueuedEvents', options.maxQueuedEvents, DEFAULTS.maxQueuedEvents, {
+      min: 1,
+    }),
+    shutdownGraceMs: numberOption('shutdownGraceMs', options.shutdownGraceMs, DEFAULTS.shutdownGraceMs, {
+      min: 0,
+    }),
   };
 }
