@@ -7,14 +7,8 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createParser } from 'eventsource-parser';
 import { WebSocket, WebSocketServer } from 'ws';
-import {
-  createArtifact,
-  createTask,
-  finalStatusEvent,
-  nowIso,
-  type TaskEvent,
-  type TaskHandler,
-} from '@agent/core';
+import { createArtifact, createTask, nowIso, type TaskEvent, type TaskHandler } from '@agent/core';
+import { finalStatusEvent } from '@agent/core/internal';
 import { SSETransport } from '@agent/transport-sse';
 import { WebSocketTransport } from '@agent/transport-ws';
 import { closedLoop, compare, type Comparison } from './load.js';

@@ -1,4 +1,5 @@
-import { isRecord, type SecuritySchemeDict } from '@agent/core';
+import { type SecuritySchemeDict } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import { setOwnProperty } from './own-property.js';
 import { HTTP_SCHEME_NAMES, SecurityScheme, type HttpAuthScheme } from './security-scheme.js';
 

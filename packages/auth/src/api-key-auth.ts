@@ -1,10 +1,5 @@
-import {
-  describeComponent,
-  UnauthenticatedError,
-  ValueError,
-  type ComponentDescriptor,
-  type Describable,
-} from '@agent/core';
+import { UnauthenticatedError, ValueError, type ComponentDescriptor, type Describable } from '@agent/core';
+import { describeComponent } from '@agent/core/internal';
 import { Authenticator } from './authenticator.js';
 import { constantTimeEquals } from './constant-time.js';
 import { SecurityContext } from './security-context.js';

@@ -1,10 +1,5 @@
-import {
-  describeComponent,
-  UnauthenticatedError,
-  ValueError,
-  type ComponentDescriptor,
-  type Describable,
-} from '@agent/core';
+import { UnauthenticatedError, ValueError, type ComponentDescriptor, type Describable } from '@agent/core';
+import { describeComponent } from '@agent/core/internal';
 import { Authenticator } from './authenticator.js';
 import { decodeUtf8 } from './base64url.js';
 import { constantTimeEquals } from './constant-time.js';

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { isComponentDescriptor, type ComponentDescriptor } from '@agent/core';
+import { type ComponentDescriptor } from '@agent/core';
+import { isComponentDescriptor } from '@agent/core/internal';
 import * as publicApi from './index.js';
 import { mintJwt } from './testing/index.js';
 

@@ -24,6 +24,7 @@ export {
 } from './authenticate-request.js';
 export { buildAuthHeaders, buildAuthMetadata } from './auth-headers.js';
 export { LazyCredentials } from './lazy-credentials.js';
+export { ClientCredentials, clientAuthError } from './client-credentials.js';
 export { constantTimeEquals } from './constant-time.js';
 export { APIKeyAuth, type APIKeyAuthOptions } from './api-key-auth.js';
 export {

@@ -1,4 +1,5 @@
-import { isRecord, type JsonObject } from '@agent/core';
+import { type JsonObject } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import { base64UrlDecode, decodeUtf8 } from './base64url.js';
 
 export interface CompactJwt {

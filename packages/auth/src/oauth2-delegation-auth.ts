@@ -1,12 +1,11 @@
 import {
-  describeComponent,
-  isRecord,
   UnauthenticatedError,
   ValueError,
   type ComponentDescriptor,
   type Describable,
   type JsonObject,
 } from '@agent/core';
+import { describeComponent, isRecord } from '@agent/core/internal';
 import axios, { type AxiosInstance } from 'axios';
 import { Authenticator } from './authenticator.js';
 import { SecurityContext } from './security-context.js';

@@ -3,7 +3,6 @@ import {
   ValueError,
   createMessage,
   createTask,
-  isRecord,
   validateAgentCard,
   validateTask,
   type AgentCard,
@@ -12,6 +11,7 @@ import {
   type TaskEvent,
   type Transport,
 } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import { agentReply } from './reply.js';
 import { SyncAgentClient } from './sync-client.js';
 

@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
-import { ValueError, describeComponent } from '@agent/core';
+import { ValueError } from '@agent/core';
+import { describeComponent } from '@agent/core/internal';
 import { resolveDescriptorModules, reviveComponent } from './component-descriptor.js';
 
 describe('reviveComponent', () => {

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { isAbsolute, join } from 'node:path';
-import { ValueError, isComponentDescriptor, isRecord, type ComponentDescriptor } from '@agent/core';
+import { ValueError, type ComponentDescriptor } from '@agent/core';
+import { isComponentDescriptor, isRecord } from '@agent/core/internal';
 
 type Loader = (specifier: string) => unknown;
 

@@ -1,4 +1,5 @@
-import { AgentError, NotFoundError, TaskCanceledError, isRecord, type Message, type Task } from '@agent/core';
+import { AgentError, NotFoundError, TaskCanceledError, type Message, type Task } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 
 /**
  * The agent's answer to `sendMessage`: the last agent-role message of the returned task. A failed

@@ -5,12 +5,12 @@ import {
   UnauthenticatedError,
   ValueError,
   createTask,
-  describeComponent,
   messageText,
   type AgentCard,
   type Task,
   type Transport,
 } from '@agent/core';
+import { describeComponent } from '@agent/core/internal';
 import { APIKeyAuth } from '@agent/auth';
 import { HTTPTransport } from '@agent/transport-http';
 import { AgentClient } from './agent-client.js';

@@ -3,7 +3,8 @@
  * errors travel as their wire body and are rebuilt on the other side with `AgentError.fromJSON`.
  */
 import type { MessagePort } from 'node:worker_threads';
-import { AgentError, isErrorCode, isRecord, type ComponentDescriptor, type ErrorBody } from '@agent/core';
+import { AgentError, isErrorCode, type ComponentDescriptor, type ErrorBody } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 
 export const SYNC_OPERATIONS = [
   'sendTask',

@@ -40,6 +40,11 @@ export interface ListTasksQuery {
 export interface TaskHandler {
   /** Runs a task to its end and resolves with the finished Task (failed and canceled included). */
   handleTask(task: Task, ctx: CallContext): Promise<Task>;
+  /**
+   * The server-facing entry point, when the handler has one: servers call it instead of
+   * `handleTask`, so a subclass that overrides `handleTask` still gets active-task registration.
+   */
+  runTask?(task: Task, ctx: CallContext): Promise<Task>;
   /** Runs a task, yielding its events; the last one is the single final `task.status`. */
   handleTaskStreaming(task: Task, ctx: CallContext): AsyncIterable<TaskEvent>;
   /** Cancels an active task. Rejects with TaskNotFoundError or TaskNotCancelableError. */

@@ -109,27 +109,7 @@ export {
   type SendOptions,
   type Transport,
 } from './contracts.js';
-export {
-  isRecord,
-  parseCancelRequest,
-  finalStatusEvent,
-  readTaskPayload,
-  dispatchOperation,
-  handlerFromFunction,
-  type CancelRequest,
-  type FunctionHandlerOptions,
-} from './operations.js';
-export {
-  parseTransportUrl,
-  normalizeHeaders,
-  type TlsOptions,
-  type TransportAddress,
-} from './transport-url.js';
-export {
-  isComponentDescriptor,
-  describeComponent,
-  type ComponentDescriptor,
-  type Describable,
-} from './descriptor.js';
-export { raceAbort, sleep, combineSignals, type AbortErrorFactory } from './abort.js';
-export { numberOption, type NumberRule } from './option-number.js';
+export { handlerFromFunction, type FunctionHandlerOptions } from './operations.js';
+export type { TlsOptions } from './transport-url.js';
+export type { ComponentDescriptor, Describable } from './descriptor.js';
+// Plumbing for sibling packages lives in `@agent/core/internal` (not semver-stable).

@@ -2,7 +2,8 @@
  * ContextManifest: the per-call estimate of prompt tokens by section (SPEC.md "ContextManifest"),
  * carried as the `manifest` entry of `context.prepared`.
  */
-import { isRecord, ValueError } from '@agent/core';
+import { ValueError } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 
 /** One per-section token record. */
 export interface ContextItem {

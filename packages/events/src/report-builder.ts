@@ -3,7 +3,6 @@
  * (except `created_at`).
  */
 import {
-  isRecord,
   nowIso,
   type ApprovalDecisionData,
   type ApprovalRequestData,
@@ -14,6 +13,7 @@ import {
   type Task,
   type TaskState,
 } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import { snapshot } from './clone.js';
 import type { ContextManifestData } from './context-manifest.js';
 import { mergeRunIds, runIdsOfTask, type RunIds } from './run-context.js';

@@ -2,7 +2,8 @@
  * Reading correlation ids out of a run context without importing the runtime: events take core's
  * `RunContextData` or anything with `toDict()` (the runtime's RunContext class).
  */
-import { isRecord, type RunContextData } from '@agent/core';
+import { type RunContextData } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 
 /** A serialized run context, or an object that serializes to one. */
 export type RunContextInput = RunContextData | { toDict(): RunContextData };

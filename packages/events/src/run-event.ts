@@ -3,7 +3,6 @@
  * Plain snake_case records; `RunEvent.fromTaskEvent` is the one place that builds them.
  */
 import {
-  isRecord,
   nowIso,
   TASK_EVENT_TYPES,
   ValueError,
@@ -19,6 +18,7 @@ import {
   type TaskEventType,
   type TaskState,
 } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import { snapshot } from './clone.js';
 import type { ContextManifestData } from './context-manifest.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask, type RunContextInput, type RunIds } from './run-context.js';

@@ -3,7 +3,6 @@
  * The class is camelCase; `toDict()` is the snake_case JSON that stores persist.
  */
 import {
-  isRecord,
   ValueError,
   type ApprovalDecisionData,
   type ApprovalRequestData,
@@ -14,6 +13,7 @@ import {
   type Task,
   type TaskState,
 } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import { snapshot } from './clone.js';
 import type { ContextManifestData } from './context-manifest.js';
 import { RedactionPolicy } from './redaction.js';

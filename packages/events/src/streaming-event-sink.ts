@@ -2,7 +2,8 @@
  * StreamingEventSink: live subscribers as AsyncIterables, with a bounded replay buffer so a client
  * that reconnects (SSE `Last-Event-ID`) resumes after the last sequence it saw.
  */
-import { UnavailableError, ValueError, numberOption } from '@agent/core';
+import { UnavailableError, ValueError } from '@agent/core';
+import { numberOption } from '@agent/core/internal';
 import { SequencedEventSink } from './event-sink.js';
 import type { RunEvent } from './run-event.js';
 

@@ -4,7 +4,6 @@ import {
   CLIENT_OPERATIONS,
   createMessage,
   createTask,
-  isRecord,
   newId,
   TaskCanceledError,
   TaskNotCancelableError,
@@ -24,8 +23,8 @@ import {
   type TaskEvent,
   type TaskHandler,
   type Transport,
-  numberOption,
 } from '@agent/core';
+import { isRecord, numberOption } from '@agent/core/internal';
 import type { Authenticator } from '@agent/auth';
 import { RunRecorder, type EventSink, type RunStore } from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';

@@ -1,4 +1,5 @@
-import { isRecord, newId, nowIso, type ApprovalDecisionData, type ApprovalRequestData } from '@agent/core';
+import { newId, nowIso, type ApprovalDecisionData, type ApprovalRequestData } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import type { RunAction } from './run-action.js';
 import type { RunContext } from './run-context.js';
 

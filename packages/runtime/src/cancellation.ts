@@ -1,4 +1,5 @@
-import { raceAbort as coreRaceAbort, sleep as coreSleep, TaskCanceledError } from '@agent/core';
+import { TaskCanceledError } from '@agent/core';
+import { raceAbort as coreRaceAbort, sleep as coreSleep } from '@agent/core/internal';
 
 /**
  * The live cancel switch of one task: an AbortController whose reason is a TaskCanceledError.

@@ -1,4 +1,5 @@
-import { isRecord, ValueError, type PermissionRule } from '@agent/core';
+import { ValueError, type PermissionRule } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import type { RunAction } from './run-action.js';
 import type { PermissionValue, RunContext } from './run-context.js';
 

@@ -1,6 +1,5 @@
 import {
   createArtifact,
-  isRecord,
   newId,
   ValidationError,
   type Artifact,
@@ -9,6 +8,7 @@ import {
   type Part,
   type RunActionData,
 } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 
 export interface RunActionInit {
   actionId?: string;

@@ -1,4 +1,5 @@
-import { isRecord, ValidationError, type RunBudgetData } from '@agent/core';
+import { ValidationError, type RunBudgetData } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 
 /** The six limits of SPEC.md "RunBudget", by their snake_case (wire) names. */
 export const BUDGET_LIMITS = [

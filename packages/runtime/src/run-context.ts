@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import {
-  isRecord,
   newId,
   ValidationError,
   type JsonObject,
@@ -8,6 +7,7 @@ import {
   type RunContextData,
   type Task,
 } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import { RunBudget } from './run-budget.js';
 
 export type PermissionValue = PermissionRule | boolean | JsonObject;

@@ -1,7 +1,5 @@
 import {
   AgentError,
-  finalStatusEvent,
-  isRecord,
   isTerminalState,
   nowIso,
   TaskCanceledError,
@@ -13,6 +11,7 @@ import {
   type TaskEvent,
   type TaskState,
 } from '@agent/core';
+import { finalStatusEvent, isRecord } from '@agent/core/internal';
 import type { EventSink, RunRecorder, RunStore } from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';
 import { runTool, type ActionScope } from './authorize.js';

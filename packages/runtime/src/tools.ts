@@ -1,5 +1,6 @@
 import Ajv, { type ValidateFunction } from 'ajv';
-import { isRecord, toValidationIssues, ValidationError, ValueError, type JsonObject } from '@agent/core';
+import { toValidationIssues, ValidationError, ValueError, type JsonObject } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import type { CancellationToken } from './cancellation.js';
 import { RunAction, type RunActionInit } from './run-action.js';
 import type { RunContext } from './run-context.js';

@@ -7,7 +7,6 @@
 import {
   createArtifact,
   createMessage,
-  finalStatusEvent,
   isFinalEvent,
   messageText,
   nowIso,
@@ -21,6 +20,7 @@ import {
   type TaskEvent,
   type TaskHandler,
 } from '@agent/core';
+import { finalStatusEvent } from '@agent/core/internal';
 
 /** What a command gets: the working copy of the task it may change, its argument and its signals. */
 export interface CommandRun {

@@ -2,7 +2,8 @@
  * Turning tasks and reports into store rows, and checking store arguments: one implementation
  * that every RunStore uses, so the backends cannot drift apart.
  */
-import { isRecord, nowIso, parseIsoTimestamp, ValueError, type JsonObject, type Task } from '@agent/core';
+import { nowIso, parseIsoTimestamp, ValueError, type JsonObject, type Task } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import { type RedactionPolicy } from '../redaction.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask } from '../run-context.js';
 import type { RunReport } from '../run-report.js';

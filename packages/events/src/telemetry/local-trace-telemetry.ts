@@ -4,7 +4,8 @@
  * OpenTelemetry bridge) see each span start and end.
  */
 import { randomBytes } from 'node:crypto';
-import { isRecord, ValueError } from '@agent/core';
+import { ValueError } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import { snapshot } from '../clone.js';
 import { SequencedEventSink } from '../event-sink.js';
 import { RedactionPolicy } from '../redaction.js';

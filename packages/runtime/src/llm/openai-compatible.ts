@@ -1,11 +1,5 @@
-import {
-  AgentError,
-  InternalError,
-  isRecord,
-  UnavailableError,
-  ValueError,
-  type JsonObject,
-} from '@agent/core';
+import { AgentError, InternalError, UnavailableError, ValueError, type JsonObject } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import { readSseData } from './sse.js';
 import type {
   LLM,

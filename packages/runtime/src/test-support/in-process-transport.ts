@@ -3,7 +3,6 @@
  * `dispatchOperation`, as the real RuntimeTransport does (which this package must not depend on).
  */
 import {
-  dispatchOperation,
   NotFoundError,
   UnsupportedOperationError,
   type CallContext,
@@ -16,6 +15,7 @@ import {
   type TaskHandler,
   type Transport,
 } from '@agent/core';
+import { dispatchOperation } from '@agent/core/internal';
 
 export class InProcessNetwork {
   readonly handlers = new Map<string, TaskHandler>();

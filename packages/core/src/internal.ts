@@ -1,0 +1,16 @@
+/**
+ * `@agent/core/internal`: plumbing shared by the sibling `@agent/*` packages (transports, server,
+ * runtime, client). Not part of the public API and not semver-stable: it may change in any release.
+ */
+export {
+  isRecord,
+  parseCancelRequest,
+  finalStatusEvent,
+  readTaskPayload,
+  dispatchOperation,
+  type CancelRequest,
+} from './operations.js';
+export { parseTransportUrl, normalizeHeaders, type TransportAddress } from './transport-url.js';
+export { isComponentDescriptor, describeComponent } from './descriptor.js';
+export { raceAbort, sleep, combineSignals, type AbortErrorFactory } from './abort.js';
+export { numberOption, type NumberRule } from './option-number.js';

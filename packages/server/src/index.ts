@@ -1,0 +1,33 @@
+// Public API of @agent/server: the server pipeline every transport calls, and the facade pieces they share.
+export {
+  ServerPipeline,
+  ServerCall,
+  SHUTDOWN_REASON,
+  type ServerPipelineOptions,
+  type ServerState,
+} from './pipeline.js';
+export type { RequestInfo, HeaderBag, OperationName } from './request.js';
+export { TaskEventStream, failedEnding, MISSING_FINAL_MESSAGE, type StreamRuleHooks } from './stream-rule.js';
+export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';
+export { withSecuritySchemes } from './card.js';
+export {
+  createJsonLogger,
+  getDefaultLogger,
+  isLogger,
+  silentLogger,
+  type Logger,
+  type LogLevel,
+  type JsonLoggerOptions,
+} from './logger.js';
+export {
+  checkOptionNames,
+  lifecycleSettings,
+  TRANSPORT_OPTION_NAMES,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_STOP_GRACE_MS,
+  DEFAULT_MAX_BODY_BYTES,
+  type TransportOptions,
+  type LifecycleSettings,
+} from './transport-options.js';
+export { TransportBase, type TransportDefinition } from './transport-base.js';
+export { isLocalHost, isValidPort, formatHostPort, withPort } from './local-url.js';

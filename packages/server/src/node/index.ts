@@ -1,0 +1,26 @@
+// @agent/server/node: the one node:http(s) host and the HTTP helpers every node-hosted wire adapter uses.
+export {
+  NodeHost,
+  RequestScope,
+  CLIENT_GONE,
+  type NodeHostOptions,
+  type RequestListener,
+  type UpgradeListener,
+} from './node-host.js';
+export {
+  readJsonBody,
+  parseJsonBody,
+  answerAfterDrain,
+  unsupportedEncoding,
+  payloadTooLarge,
+  type BodyCallback,
+} from './json-body.js';
+export { writeJson, writeError, errorAnswer, type ErrorAnswer } from './write-json.js';
+export {
+  RouteTable,
+  routeKey,
+  isRouteMiss,
+  requestPath,
+  type Routed,
+  type RouteMiss,
+} from './route-table.js';

@@ -1,0 +1,216 @@
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { UnavailableError, ValueError, type TlsOptions } from '@agent/core';
+import type { ServerState } from '../pipeline.js';
+import { settlesWithin } from '../pipeline.js';
+import { writeJson } from './write-json.js';
+
+/**
+ * The abort side of one request. The AbortController is made only when someone asks for the
+ * signal: most requests finish without anyone listening, and the fast path should not pay for one.
+ */
+export class RequestScope {
+  private controller: AbortController | undefined;
+  private reason: unknown;
+  private aborted = false;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  get isAborted(): boolean {
+    return this.aborted;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** The abort reason of a request whose client went away; one shared instance so it can be recognized. */
+export const CLIENT_GONE = new UnavailableError('The client closed the connection');
+
+export type RequestListener = (req: IncomingMessage, res: ServerResponse, scope: RequestScope) => void;
+export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+export interface NodeHostOptions {
+  /** Serve HTTPS (`cert` and `key` required; `requestClientCert` + `ca` for mutual TLS). */
+  tls?: TlsOptions | undefined;
+  /** The transport's requests, after the host answered health and readiness. */
+  onRequest: RequestListener;
+  /** WebSocket upgrades (or any other `Upgrade`); without it upgrades are refused. */
+  onUpgrade?: UpgradeListener;
+  /** What `/readyz` reports: the pipeline's state. */
+  state(): ServerState;
+  /** Prefix of `/healthz` and `/readyz` ('' for the root), the path part of the transport URL. */
+  basePath?: string;
+}
+
+interface Tracked {
+  scope: RequestScope;
+  res: ServerResponse;
+}
+
+const SCOPE = Symbol('agent.requestScope');
+type ScopedResponse = ServerResponse & { [SCOPE]?: Tracked; host?: NodeHost };
+
+/** Once a stop has aborted the stragglers, how long they get to answer before their sockets close. */
+const ABORT_GRACE_MS = 1000;
+
+const HEALTHY = { status: 'ok' };
+const READINESS: Record<ServerState, { status: number; body: { status: string } }> = {
+  ready: { status: 200, body: { status: 'ready' } },
+  starting: { status: 503, body: { status: 'starting' } },
+  stopping: { status: 503, body: { status: 'stopping' } },
+};
+
+/**
+ * The one `node:http(s)` host under the HTTP, SSE and WebSocket transports: TLS and mutual TLS,
+ * listen, `/healthz` and `/readyz`, per-request abort scopes, `Connection: close` while stopping,
+ * and the close that follows the pipeline's drain. The listener stays open while the pipeline
+ * drains, so that `/readyz` can say `stopping` to whoever asks.
+ */
+export class NodeHost {
+  private server: Server | undefined;
+  private readonly inFlight = new Set<Tracked>();
+  private readonly healthPath: string;
+  private readonly readyPath: string;
+  private drained: (() => void) | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: NodeHostOptions) {
+    const base = options.basePath ?? '';
+    this.healthPath = `${base}/healthz`;
+    this.readyPath = `${base}/readyz`;
+  }
+
+  /** The node server while listening (for adapters that attach to it). */
+  get nodeServer(): Server | undefined {
+    return this.server;
+  }
+
+  async start(host: string, port: number): Promise<number> {
+    if (this.server) throw new ValueError('The server is already started');
+    const server = this.createServer();
+    this.server = server;
+    if (this.options.onUpgrade) server.on('upgrade', this.options.onUpgrade);
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: NodeJS.ErrnoException): void => {
+        this.server = undefined;
+        reject(
+          new UnavailableError(`Cannot listen on ${host}:${port}: ${error.code ?? error.message}`, {
+            cause: error,
+          }),
+        );
+      };
+      server.once('error', onError);
+      server.listen(port, host, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    const address = server.address();
+    return typeof address === 'object' && address !== null ? address.port : port;
+  }
+
+  /**
+   * Stops listening and releases every socket: idle keep-alive connections at once, requests still
+   * answering after a short grace (their scopes abort first). Call after the pipeline drained.
+   */
+  close(): Promise<void> {
+    const server = this.server;
+    if (!server) return Promise.resolve();
+    this.closing ??= this.closeServer(server);
+    return this.closing;
+  }
+
+  private async closeServer(server: Server): Promise<void> {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    if (this.inFlight.size > 0) {
+      const allDone = new Promise<void>((resolve) => (this.drained = resolve));
+      if (!(await settlesWithin(allDone, ABORT_GRACE_MS))) {
+        const reason = new UnavailableError('The server stopped before the request finished');
+        for (const tracked of this.inFlight) tracked.scope.abort(reason);
+        await settlesWithin(allDone, ABORT_GRACE_MS);
+      }
+    }
+    server.closeAllConnections();
+    await closed;
+    this.server = undefined;
+    this.drained = undefined;
+    this.closing = undefined;
+  }
+
+  private createServer(): Server {
+    const tls = this.options.tls;
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.onRequest(req, res);
+    if (!tls) return createHttpServer(onRequest);
+    return createHttpsServer(
+      {
+        cert: tls.cert,
+        key: tls.key,
+        ca: tls.ca,
+        // Mutual TLS: the handshake itself refuses a client without a certificate signed by `ca`,
+        // so an unverified peer never reaches the authenticator.
+        requestCert: tls.requestClientCert === true,
+        rejectUnauthorized: tls.requestClientCert === true,
+      },
+      onRequest,
+    );
+  }
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const state = this.options.state();
+    if (state === 'stopping' || this.closing) res.setHeader('connection', 'close');
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const path = q === -1 ? url : url.slice(0, q);
+      if (path === this.healthPath || path === `${this.healthPath}/`) {
+        writeJson(res, 200, HEALTHY);
+        return;
+      }
+      if (path === this.readyPath || path === `${this.readyPath}/`) {
+        const answer = READINESS[state];
+        writeJson(res, answer.status, answer.body);
+        return;
+      }
+    }
+    const tracked: Tracked = { scope: new RequestScope(), res };
+    this.inFlight.add(tracked);
+    const scoped = res as ScopedResponse;
+    scoped[SCOPE] = tracked;
+    scoped.host = this;
+    res.on('close', onResponseClose);
+    this.options.onRequest(req, res, tracked.scope);
+  }
+
+  /** Called once per request when its response closes (sent, or the client went away). */
+  release(tracked: Tracked): void {
+    this.inFlight.delete(tracked);
+    if (this.drained && this.inFlight.size === 0) this.drained();
+  }
+}
+
+// One shared listener instead of a closure per request: the scope rides on the response.
+function onResponseClose(this: ServerResponse): void {
+  const scoped = this as ScopedResponse;
+  const tracked = scoped[SCOPE];
+  if (!tracked) return;
+  if (!this.writableFinished) tracked.scope.abort(CLIENT_GONE);
+  scoped.host?.release(tracked);
+}

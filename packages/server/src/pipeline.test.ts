@@ -1,0 +1,198 @@
+import {
+  AgentError,
+  TaskNotFoundError,
+  createMessage,
+  createTask,
+  type CallContext,
+  type Task,
+  type TaskEvent,
+  type TaskHandler,
+} from '@agent/core';
+import { finalStatusEvent } from '@agent/core/internal';
+import { APIKeyAuth } from '@agent/auth';
+import { ServerPipeline, SHUTDOWN_REASON } from './pipeline.js';
+import { createJsonLogger, type Logger } from './logger.js';
+import type { RequestInfo } from './request.js';
+
+function capture(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  return { logger: createJsonLogger({ write: (line) => lines.push(JSON.parse(line)) }), lines };
+}
+
+function request(headers: Record<string, string> = {}): RequestInfo {
+  return { headers, signal: new AbortController().signal };
+}
+
+function task(text = 'hi'): Task {
+  return createTask(createMessage(text, { role: 'user' }));
+}
+
+function handler(overrides: Partial<TaskHandler>): TaskHandler {
+  return {
+    handleTask: async (t) => ({ ...t, state: 'completed' }),
+    async *handleTaskStreaming(t) {
+      yield finalStatusEvent({ ...t, state: 'completed' });
+    },
+    cancelTask: async (id) => {
+      throw new TaskNotFoundError(`Task ${id} is not active`);
+    },
+    getAgentCard: () => ({ name: 'a', description: '', url: '' }),
+    ...overrides,
+  };
+}
+
+async function collect(events: AsyncIterable<TaskEvent>): Promise<TaskEvent[]> {
+  const all: TaskEvent[] = [];
+  for await (const event of events) all.push(event);
+  return all;
+}
+
+describe('ServerPipeline', () => {
+  it('masks an unexpected error and logs it under the same id', async () => {
+    const { logger, lines } = capture();
+    const pipeline = new ServerPipeline({
+      transport: 'http',
+      logger,
+      handler: handler({
+        handleTask: async () => {
+          throw new Error('db password rejected by 10.0.0.5:5432');
+        },
+      }),
+    });
+    const call = await pipeline.open(request());
+    const error = (await pipeline.send(call, task()).catch((e: unknown) => e)) as AgentError;
+    expect(error).toBeInstanceOf(AgentError);
+    expect(error.code).toBe('INTERNAL');
+    expect(error.message).toBe('Internal error');
+    expect(JSON.stringify(error.toJSON())).not.toContain('10.0.0.5');
+    const id = (error.data as { error_id: string }).error_id;
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ error_id: id, operation: 'send_task', transport: 'http' });
+    expect(JSON.stringify(lines[0])).toContain('10.0.0.5');
+  });
+
+  it('keeps an AgentError as it is and logs nothing', async () => {
+    const { logger, lines } = capture();
+    const pipeline = new ServerPipeline({ transport: 'ws', logger, handler: handler({}) });
+    const call = await pipeline.open(request());
+    const error = (await pipeline.cancel(call, { task_id: 'nope' }).catch((e: unknown) => e)) as AgentError;
+    expect(error.code).toBe('TASK_NOT_FOUND');
+    expect(error.message).toBe('Task nope is not active');
+    expect(lines).toHaveLength(0);
+  });
+
+  it('authenticates before anything else and refuses once stopping', async () => {
+    const calls: string[] = [];
+    const pipeline = new ServerPipeline({
+      transport: 'sse',
+      logger: capture().logger,
+      authenticator: new APIKeyAuth({ validKeys: { k1: [] } }),
+      handler: handler({
+        handleTask: async (t) => {
+          calls.push(t.id);
+          return t;
+        },
+      }),
+    });
+    await expect(pipeline.open(request())).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    await expect(pipeline.open(request({ 'x-api-key': 'wrong' }))).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+    });
+    const call = await pipeline.open(request({ 'x-api-key': 'k1' }));
+    expect(call.security?.principalId).toBeDefined();
+    pipeline.beginStop();
+    await expect(pipeline.open(request({ 'x-api-key': 'k1' }))).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+    });
+    expect(calls).toEqual([]);
+  });
+
+  it('calls runTask instead of handleTask when the handler has one', async () => {
+    const seen: string[] = [];
+    const pipeline = new ServerPipeline({
+      transport: 'memory',
+      handler: handler({
+        handleTask: async (t) => {
+          seen.push('handleTask');
+          return t;
+        },
+        runTask: async (t: Task, _ctx: CallContext) => {
+          seen.push('runTask');
+          return t;
+        },
+      }),
+    });
+    await pipeline.send(await pipeline.open(request()), task());
+    expect(seen).toEqual(['runTask']);
+  });
+
+  it('finishes a stream the handler left without a final status as failed INTERNAL', async () => {
+    const t = task();
+    const pipeline = new ServerPipeline({
+      transport: 'grpc',
+      handler: handler({
+        async *handleTaskStreaming(x) {
+          yield {
+            type: 'task.status',
+            task_id: x.id,
+            state: 'working',
+            final: false,
+            timestamp: x.created_at,
+          };
+        },
+      }),
+    });
+    const events = await collect(pipeline.stream(await pipeline.open(request()), t));
+    expect(events.map((e) => e.type)).toEqual(['task.status', 'task.error', 'task.status']);
+    const last = events[2] as Extract<TaskEvent, { type: 'task.status' }>;
+    expect(last).toMatchObject({ final: true, state: 'failed' });
+    expect(last.task?.metadata.error).toMatchObject({ code: 'INTERNAL' });
+    expect(pipeline.activeCalls).toBe(0);
+  });
+
+  it('rejects the first next() of a stream that fails before its first event', async () => {
+    const { logger } = capture();
+    const pipeline = new ServerPipeline({
+      transport: 'sse',
+      logger,
+      handler: handler({
+        // eslint-disable-next-line require-yield
+        async *handleTaskStreaming() {
+          throw new Error('secret path /etc/x');
+        },
+      }),
+    });
+    const stream = pipeline.stream(await pipeline.open(request()), task());
+    await expect(stream.next()).rejects.toMatchObject({ code: 'INTERNAL', message: 'Internal error' });
+    const invalid = pipeline.stream(await pipeline.open(request()), { id: 1 });
+    await expect(invalid.next()).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    expect(pipeline.activeCalls).toBe(0);
+  });
+
+  it('drain lets calls finish within the grace, then cancels the rest with the shutdown reason', async () => {
+    const reasons: string[] = [];
+    let release: ((t: Task) => void) | undefined;
+    const pipeline = new ServerPipeline({
+      transport: 'http',
+      handler: handler({
+        handleTask: (t) =>
+          new Promise<Task>((resolve) => {
+            release = resolve;
+            void t;
+          }),
+        cancelTask: async (id, reason) => {
+          reasons.push(reason ?? '');
+          const canceled = { ...task(), id, state: 'canceled' as const };
+          release?.(canceled);
+          return canceled;
+        },
+      }),
+    });
+    pipeline.markReady();
+    const answer = pipeline.send(await pipeline.open(request()), task());
+    await pipeline.drain(50);
+    await expect(answer).resolves.toMatchObject({ state: 'canceled' });
+    expect(reasons).toEqual([SHUTDOWN_REASON]);
+    expect(pipeline.state).toBe('stopping');
+  });
+});

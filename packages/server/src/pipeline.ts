@@ -1,0 +1,301 @@
+import {
+  MethodNotFoundError,
+  UnavailableError,
+  ValidationError,
+  type AgentCard,
+  type AgentError,
+  type CallContext,
+  type SecurityContextLike,
+  type Task,
+  type TaskHandler,
+  type TransportKind,
+} from '@agent/core';
+import { normalizeHeaders, parseCancelRequest, readTaskPayload } from '@agent/core/internal';
+import { authenticateRequest, type Authenticator } from '@agent/auth';
+import { withSecuritySchemes } from './card.js';
+import { toWireError } from './error-policy.js';
+import { getDefaultLogger, type Logger } from './logger.js';
+import type { OperationName, RequestInfo } from './request.js';
+import { TaskEventStream } from './stream-rule.js';
+
+export type ServerState = 'starting' | 'ready' | 'stopping';
+
+/** The reason recorded on tasks a stop cancels once its grace period is over. */
+export const SHUTDOWN_REASON = 'server shutting down';
+
+/** Once a stop has canceled the stragglers, how long they get to answer before giving up on them. */
+const ABORT_GRACE_MS = 1000;
+
+const CANCEL_FIELDS = new Set(['task_id', 'id', 'reason', 'metadata']);
+
+export interface ServerPipelineOptions {
+  transport: TransportKind;
+  handler: TaskHandler;
+  /** Checks every operation before anything the handler depends on is decoded. */
+  authenticator?: Authenticator | undefined;
+  /** Strict schema checks (unknown fields → 422). The Task schema itself is always checked. */
+  validateSchema?: boolean;
+  /** Receives the one log line per unexpected error. Default: JSON lines on stderr. */
+  logger?: Logger | undefined;
+}
+
+/**
+ * One authenticated request on its way through the pipeline. Built by {@link ServerPipeline.open};
+ * a wire adapter passes it back to the operation it decoded.
+ */
+export class ServerCall {
+  /** The task this call works on, once known: a stop cancels it when the grace period is over. */
+  taskId: string | undefined;
+  private headerCopy: Record<string, string> | undefined;
+
+  constructor(
+    readonly request: RequestInfo,
+    readonly security: SecurityContextLike | undefined,
+    readonly transport: TransportKind,
+  ) {}
+
+  /**
+   * The handler's CallContext. The signal and the normalized header copy are built on first access,
+   * so a handler that reads neither costs nothing; they are own enumerable getters, so spreading the
+   * context keeps them.
+   */
+  context(): CallContext {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const call = this;
+    const ctx: CallContext = {
+      transport: this.transport,
+      get signal() {
+        return call.request.signal;
+      },
+      get headers() {
+        call.headerCopy ??= normalizeHeaders(call.request.headers);
+        return call.headerCopy;
+      },
+    };
+    if (this.security) ctx.security = this.security;
+    return ctx;
+  }
+}
+
+/**
+ * The one server pipeline (authenticate → validate → dispatch → stream rule → error policy) that
+ * every transport's wire adapter calls. Adapters decode their wire into these calls and encode what
+ * comes back; every rule a request goes through lives here, once.
+ *
+ * Every promise it returns rejects only with an AgentError that is safe to send (the error policy
+ * has run); `stream()` follows the stream rule of {@link TaskEventStream}.
+ */
+export class ServerPipeline {
+  readonly transport: TransportKind;
+  readonly handler: TaskHandler;
+  readonly authenticator: Authenticator | undefined;
+  readonly logger: Logger;
+  private readonly strict: boolean;
+  private stateValue: ServerState = 'starting';
+  private readonly inFlight = new Set<ServerCall>();
+  private drained: (() => void) | undefined;
+
+  constructor(options: ServerPipelineOptions) {
+    this.transport = options.transport;
+    this.handler = options.handler;
+    this.authenticator = options.authenticator ?? undefined;
+    this.logger = options.logger ?? getDefaultLogger();
+    this.strict = options.validateSchema === true;
+  }
+
+  get state(): ServerState {
+    return this.stateValue;
+  }
+
+  /** Calls that have not answered yet. */
+  get activeCalls(): number {
+    return this.inFlight.size;
+  }
+
+  markReady(): void {
+    this.stateValue = 'ready';
+  }
+
+  /**
+   * Step one of every operation, before any body is decoded: refuses while stopping, authenticates,
+   * and returns the call the operation runs under. Rejects with UNAVAILABLE or UNAUTHENTICATED.
+   */
+  open(request: RequestInfo): Promise<ServerCall> {
+    if (this.stateValue === 'stopping') {
+      return Promise.reject(new UnavailableError('The server is stopping'));
+    }
+    const authenticator = this.authenticator;
+    if (!authenticator) return Promise.resolve(new ServerCall(request, undefined, this.transport));
+    return authenticateRequest({ authenticator, headers: request.headers, query: request.query }).then(
+      (security) => new ServerCall(request, security, this.transport),
+      (error: unknown) => Promise.reject(this.wireError(error, 'authenticate')),
+    );
+  }
+
+  /** `send_task`: runs the task to its end and resolves with the finished Task. */
+  send(call: ServerCall, payload: unknown): Promise<Task> {
+    let task: Task;
+    try {
+      task = readTaskPayload(payload, { strict: this.strict });
+    } catch (error) {
+      return Promise.reject(this.wireError(error, 'send_task', call));
+    }
+    call.taskId = task.id;
+    return this.track(call, 'send_task', () => this.runTask(task, call.context()));
+  }
+
+  /** `cancel_task`: `{task_id, reason?}` (also `id` and `metadata.reason`) → the canceled Task. */
+  cancel(call: ServerCall, payload: unknown): Promise<Task> {
+    let taskId: string;
+    let reason: string | undefined;
+    try {
+      if (this.strict) rejectUnknownCancelFields(payload);
+      ({ taskId, reason } = parseCancelRequest(payload));
+    } catch (error) {
+      return Promise.reject(this.wireError(error, 'cancel_task', call));
+    }
+    return this.track(call, 'cancel_task', () => this.handler.cancelTask(taskId, reason, call.context()));
+  }
+
+  /** `get_card`: the handler's card, advertising the configured authenticator's scheme. */
+  card(call: ServerCall): Promise<AgentCard> {
+    return this.track(call, 'get_card', () =>
+      Promise.resolve(this.handler.getAgentCard(call.context())).then((card) =>
+        withSecuritySchemes(card, this.authenticator),
+      ),
+    );
+  }
+
+  /**
+   * `stream_task`: the task's events under the stream rule. Validation and any failure before the
+   * first event reject the first `next()` with the wire error, so the adapter can still answer it
+   * as a plain error before it commits to a stream.
+   */
+  stream(call: ServerCall, payload: unknown): TaskEventStream {
+    let task: Task;
+    try {
+      task = readTaskPayload(payload, { strict: this.strict });
+    } catch (error) {
+      return TaskEventStream.rejected(this.wireError(error, 'stream_task', call));
+    }
+    call.taskId = task.id;
+    this.inFlight.add(call);
+    const ctx = call.context();
+    return new TaskEventStream(task, () => this.handler.handleTaskStreaming(task, ctx), {
+      toWire: (error) => this.wireError(error, 'stream_task', call),
+      onEnd: () => this.release(call),
+    });
+  }
+
+  /** A unary operation by name, for wires that carry the name (JSON-RPC methods, WebSocket ops, gRPC oneofs). */
+  unary(call: ServerCall, operation: OperationName | string, payload: unknown): Promise<Task | AgentCard> {
+    switch (operation) {
+      case 'send_task':
+        return this.send(call, payload);
+      case 'cancel_task':
+        return this.cancel(call, payload);
+      case 'get_card':
+        return this.card(call);
+      default:
+        return Promise.reject(
+          this.wireError(new MethodNotFoundError(`Unknown operation: ${operation}`), operation, call),
+        );
+    }
+  }
+
+  /** The error policy: what the caller may see of `error` (logged under an id when it is unexpected). */
+  wireError(error: unknown, operation: string, call?: ServerCall): AgentError {
+    const site: Parameters<typeof toWireError>[1] = { transport: this.transport, operation };
+    if (call?.security) site.principalId = call.security.principalId;
+    if (call?.taskId !== undefined) site.taskId = call.taskId;
+    return toWireError(error, site, this.logger);
+  }
+
+  /** Phase one of a stop: readiness turns `stopping` and new calls are refused with UNAVAILABLE. */
+  beginStop(): void {
+    this.stateValue = 'stopping';
+  }
+
+  /**
+   * Phase two: in-flight calls get `graceMs` to finish; what is left then has its task canceled with
+   * reason `server shutting down` (so its caller gets the canceled Task or its stream the final
+   * `canceled`), and its request is aborted if it still has not answered shortly after.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.beginStop();
+    if (this.inFlight.size === 0) return;
+    const allDone = new Promise<void>((resolve) => (this.drained = resolve));
+    if (await settlesWithin(allDone, graceMs)) return;
+    const left = [...this.inFlight];
+    await Promise.all(left.map((call) => this.cancelForShutdown(call)));
+    if (await settlesWithin(allDone, ABORT_GRACE_MS)) return;
+    const reason = new UnavailableError('The server stopped before the request finished');
+    for (const call of this.inFlight) call.request.abort?.(reason);
+    await settlesWithin(allDone, ABORT_GRACE_MS);
+  }
+
+  private async cancelForShutdown(call: ServerCall): Promise<void> {
+    if (call.taskId === undefined) return;
+    const ctx: CallContext = { ...call.context(), signal: new AbortController().signal };
+    try {
+      await this.handler.cancelTask(call.taskId, SHUTDOWN_REASON, ctx);
+    } catch {
+      // Finished meanwhile, or a handler without a cancel registry: the abort below covers it.
+    }
+  }
+
+  private runTask(task: Task, ctx: CallContext): Promise<Task> {
+    const handler = this.handler;
+    return typeof handler.runTask === 'function' ? handler.runTask(task, ctx) : handler.handleTask(task, ctx);
+  }
+
+  /** Runs one operation as an in-flight call; failures leave through the error policy. */
+  private track<T>(call: ServerCall, operation: string, work: () => Promise<T> | T): Promise<T> {
+    this.inFlight.add(call);
+    let result: Promise<T>;
+    try {
+      result = Promise.resolve(work());
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    return result.then(
+      (value) => {
+        this.release(call);
+        return value;
+      },
+      (error: unknown) => {
+        this.release(call);
+        throw this.wireError(error, operation, call);
+      },
+    );
+  }
+
+  private release(call: ServerCall): void {
+    this.inFlight.delete(call);
+    if (this.drained && this.inFlight.size === 0) this.drained();
+  }
+}
+
+function rejectUnknownCancelFields(body: unknown): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
+  const unknown = Object.keys(body).filter((key) => !CANCEL_FIELDS.has(key));
+  if (unknown.length === 0) return;
+  const errors = unknown.map((key) => ({ pointer: `/${key}`, message: 'is not allowed' }));
+  throw new ValidationError(
+    `Invalid cancel request: ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}`,
+    { data: { errors } },
+  );
+}
+
+/** Resolves true when `promise` settles within `ms`, false otherwise; leaves no timer behind. */
+export async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

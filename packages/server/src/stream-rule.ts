@@ -1,0 +1,140 @@
+import {
+  InternalError,
+  isFinalEvent,
+  nowIso,
+  type AgentError,
+  type JsonObject,
+  type RuntimeTaskEvent,
+  type Task,
+  type TaskEvent,
+  type TaskStatusEvent,
+} from '@agent/core';
+
+export const MISSING_FINAL_MESSAGE = 'The task handler ended the stream without a final status';
+
+/** The events that finish a stream the handler left open: one `task.error`, then the final `failed` status. */
+export function failedEnding(task: Task, error: AgentError): [RuntimeTaskEvent, TaskStatusEvent] {
+  const detail: JsonObject = { code: error.code, message: error.message };
+  if (error.data !== undefined) detail.data = error.data as JsonObject;
+  const failed: Task = { ...task, state: 'failed', metadata: { ...task.metadata, error: detail } };
+  const timestamp = nowIso();
+  return [
+    { type: 'task.error', task_id: task.id, timestamp, error: detail } as RuntimeTaskEvent,
+    { type: 'task.status', task_id: task.id, state: 'failed', final: true, timestamp, task: failed },
+  ];
+}
+
+export interface StreamRuleHooks {
+  /** Maps a failure to the error the caller sees (the error policy). */
+  toWire(error: unknown): AgentError;
+  /** Called once when the stream is over, however it ended. */
+  onEnd(): void;
+}
+
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/**
+ * The one stream rule: the caller sees the handler's events up to and including exactly one final
+ * `task.status`. A handler stream that ends without one, or fails after its first event, is finished
+ * here as `failed` (one `task.error` first); a failure before the first event rejects the first
+ * `next()` with the wire error, so a transport can still answer it as a plain error.
+ *
+ * `return()` answers at once even while the handler is busy: a consumer that goes away is not a
+ * cancel, so the handler's own iterator is told to finish in the background and never awaited.
+ */
+export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
+  private source: AsyncIterator<TaskEvent> | undefined;
+  private pending: TaskEvent[] = [];
+  private yielded = 0;
+  private finished = false;
+
+  constructor(
+    private readonly task: Task,
+    private readonly open: () => AsyncIterable<TaskEvent>,
+    private readonly hooks: StreamRuleHooks,
+  ) {}
+
+  /** A stream whose first `next()` rejects with `error` (a request refused before it started). */
+  static rejected(error: AgentError): TaskEventStream {
+    const never: Task = {
+      id: '',
+      state: 'failed',
+      messages: [],
+      artifacts: [],
+      metadata: {},
+      created_at: '',
+    };
+    return new TaskEventStream(
+      never,
+      () => {
+        throw error;
+      },
+      { toWire: (e) => e as AgentError, onEnd: () => undefined },
+    );
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /** How many events the caller has been given. */
+  get count(): number {
+    return this.yielded;
+  }
+
+  async next(): Promise<IteratorResult<TaskEvent>> {
+    const queued = this.pending.shift();
+    if (queued) return this.give(queued);
+    if (this.finished) return DONE;
+    let step: IteratorResult<TaskEvent>;
+    try {
+      this.source ??= this.open()[Symbol.asyncIterator]();
+      step = await this.source.next();
+    } catch (error) {
+      if (this.finished) return DONE;
+      const wire = this.hooks.toWire(error);
+      if (this.yielded === 0) {
+        this.finish();
+        throw wire;
+      }
+      return this.endWith(wire);
+    }
+    if (this.finished) return DONE;
+    if (step.done) return this.endWith(new InternalError(MISSING_FINAL_MESSAGE));
+    if (isFinalEvent(step.value)) this.finish();
+    return this.give(step.value);
+  }
+
+  async return(): Promise<IteratorResult<TaskEvent>> {
+    if (!this.finished) {
+      this.finish();
+      const source = this.source;
+      if (source?.return) {
+        // The handler may be parked on an await: let it clean up on its own time.
+        void Promise.resolve()
+          .then(() => source.return?.())
+          .catch(() => undefined);
+      }
+    }
+    this.pending = [];
+    return DONE;
+  }
+
+  private give(event: TaskEvent): IteratorResult<TaskEvent> {
+    this.yielded++;
+    return { done: false, value: event };
+  }
+
+  private endWith(error: AgentError): IteratorResult<TaskEvent> {
+    const [errorEvent, finalEvent] = failedEnding(this.task, error);
+    this.finish();
+    this.pending.push(finalEvent);
+    return this.give(errorEvent);
+  }
+
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.hooks.onEnd();
+  }
+}

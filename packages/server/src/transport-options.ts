@@ -1,0 +1,71 @@
+import { ValueError, type TlsOptions } from '@agent/core';
+import { numberOption } from '@agent/core/internal';
+import type { Authenticator } from '@agent/auth';
+import type { Logger } from './logger.js';
+
+/** The options every network transport shares: one lifecycle vocabulary. */
+export interface TransportOptions {
+  /** Where the server listens and what it advertises; port 0 picks a free one. A secure scheme needs `tls`. */
+  url: string;
+  /** Server side: checks every operation. Client side: with `credentials`, builds what is sent. */
+  authenticator?: Authenticator;
+  /** Client side: the raw credential, authenticated lazily on the first call. Needs `authenticator`. */
+  credentials?: string;
+  /** TLS on both sides: certificate/key, trusted CA, mutual TLS (`requestClientCert`). */
+  tls?: TlsOptions;
+  /** Client side: deadline of each call in ms; 0 = no deadline. Default 30000. */
+  timeoutMs?: number;
+  /** How long `stop()` lets in-flight calls finish before canceling them (reason `server shutting down`), in ms. Default 10000. */
+  stopGraceMs?: number;
+  /** Requests larger than this many bytes are refused with PAYLOAD_TOO_LARGE. Default 4 MiB. */
+  maxBodyBytes?: number;
+  /** Strict schema checks on incoming tasks (unknown fields → VALIDATION_FAILED). Default false. */
+  validateSchema?: boolean;
+  /** Server side: where unexpected errors are logged (pino-compatible). Default: JSON lines on stderr. */
+  logger?: Logger;
+}
+
+export const TRANSPORT_OPTION_NAMES: readonly (keyof TransportOptions)[] = [
+  'url',
+  'authenticator',
+  'credentials',
+  'tls',
+  'timeoutMs',
+  'stopGraceMs',
+  'maxBodyBytes',
+  'validateSchema',
+  'logger',
+];
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_STOP_GRACE_MS = 10_000;
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface LifecycleSettings {
+  timeoutMs: number;
+  stopGraceMs: number;
+  maxBodyBytes: number;
+}
+
+/** Throws ValueError for an option name `accepted` does not list, naming the accepted ones. */
+export function checkOptionNames(owner: string, options: object, accepted: readonly string[]): void {
+  const allowed = new Set(accepted);
+  const unknown = Object.keys(options).filter((name) => !allowed.has(name));
+  if (unknown.length === 0) return;
+  const list = unknown.map((name) => `"${name}"`).join(', ');
+  throw new ValueError(
+    `${owner} does not accept the option${unknown.length > 1 ? 's' : ''} ${list}; accepted: ${[...accepted].sort().join(', ')}`,
+  );
+}
+
+/** Reads the shared lifecycle numbers with their defaults; 0 is a valid `timeoutMs` (no deadline). */
+export function lifecycleSettings(options: TransportOptions): LifecycleSettings {
+  return {
+    timeoutMs: numberOption('timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS),
+    stopGraceMs: numberOption('stopGraceMs', options.stopGraceMs, DEFAULT_STOP_GRACE_MS),
+    maxBodyBytes: numberOption('maxBodyBytes', options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, {
+      min: 1,
+      integer: true,
+    }),
+  };
+}
