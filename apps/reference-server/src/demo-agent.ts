@@ -1,8 +1,9 @@
 /**
  * The demo agent the reference server deploys (DESIGN.md §5). The command is the first text part:
- * `echo <text>`, `sleep <ms>`, `fail <text>`, `stream <n>`, `tool <name> <json-args>`.
+ * `echo <text>`, `sleep <ms>`, `fail <text>`, `crash <text>`, `stream <n>`, `tool <name> <json-args>`.
  */
 import {
+  AgentError,
   createArtifact,
   createMessage,
   messageText,
@@ -43,6 +44,11 @@ export function createDemoCard(overrides: Partial<AgentCard> = {}): AgentCard {
         description: 'sleep <ms>: works for ms milliseconds, reporting progress every 100 ms',
       },
       { id: 'fail', name: 'Fail', description: 'fail <text>: fails with the text' },
+      {
+        id: 'crash',
+        name: 'Crash',
+        description: 'crash <text>: throws an unexpected error; the caller sees only its error_id',
+      },
       { id: 'stream', name: 'Stream', description: 'stream <n>: emits n artifact chunks' },
       {
         id: 'tool',
@@ -72,9 +78,13 @@ async function sleepCommand(run: RunHandle, ms: number): Promise<void> {
     const step = Math.min(PROGRESS_INTERVAL_MS, ms - elapsed);
     await run.sleep(step);
     elapsed += step;
-    run.emit({ type: 'task.progress', progress: elapsed / ms, message: `slept ${elapsed} of ${ms} ms` });
+    await run.emit({
+      type: 'task.progress',
+      progress: elapsed / ms,
+      message: `slept ${elapsed} of ${ms} ms`,
+    });
   }
-  run.addMessage(createMessage(`slept ${ms} ms`, { role: 'agent' }));
+  await run.addMessage(createMessage(`slept ${ms} ms`, { role: 'agent' }));
 }
 
 async function streamCommand(run: RunHandle, n: number): Promise<void> {
@@ -86,7 +96,7 @@ async function streamCommand(run: RunHandle, n: number): Promise<void> {
       lastChunk: i === n,
     });
   }
-  run.addMessage(createMessage(`streamed ${n} chunks`, { role: 'agent' }));
+  await run.addMessage(createMessage(`streamed ${n} chunks`, { role: 'agent' }));
 }
 
 async function toolCommand(run: RunHandle, rest: string): Promise<void> {
@@ -101,7 +111,7 @@ async function toolCommand(run: RunHandle, rest: string): Promise<void> {
     throw new ValueError(`tool arguments must be JSON, got ${rawArgs}`);
   }
   const result = await run.callTool(name, args as Record<string, unknown>);
-  run.addMessage(createMessage(JSON.stringify(result), { role: 'agent' }));
+  await run.addMessage(createMessage(JSON.stringify(result), { role: 'agent' }));
   await run.addArtifact(createArtifact({ type: 'data', content: result as never }, { name: name }));
 }
 
@@ -112,20 +122,24 @@ export async function executeDemoCommand(task: Task, run: RunHandle): Promise<vo
   const rest = space === -1 ? '' : text.slice(space + 1).trim();
   switch (command) {
     case 'echo':
-      run.addMessage(createMessage(rest, { role: 'agent' }));
+      await run.addMessage(createMessage(rest, { role: 'agent' }));
       await run.addArtifact(createArtifact(rest, { name: 'echo' }));
       return;
     case 'sleep':
       return sleepCommand(run, parseCount(rest, 'sleep', MAX_SLEEP_MS));
     case 'fail':
-      throw new Error(rest || 'failed on request');
+      // The agent's own words for the caller: an AgentError keeps its message.
+      throw new AgentError('INTERNAL', rest || 'failed on request');
+    case 'crash':
+      // An unexpected error: the caller sees only `Internal error` and an error_id; the log has this.
+      throw new Error(rest || 'crashed on request');
     case 'stream':
       return streamCommand(run, parseCount(rest, 'stream', MAX_STREAM_CHUNKS));
     case 'tool':
       return toolCommand(run, rest);
     default:
       throw new ValueError(
-        `Unknown command "${command}". Commands: echo <text>, sleep <ms>, fail <text>, stream <n>, tool <name> <json-args>`,
+        `Unknown command "${command}". Commands: echo <text>, sleep <ms>, fail <text>, crash <text>, stream <n>, tool <name> <json-args>`,
       );
   }
 }

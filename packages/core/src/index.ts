@@ -113,3 +113,13 @@ export { handlerFromFunction, type FunctionHandlerOptions } from './operations.j
 export type { TlsOptions } from './transport-url.js';
 export type { ComponentDescriptor, Describable } from './descriptor.js';
 // Plumbing for sibling packages lives in `@agent/core/internal` (not semver-stable).
+export {
+  createJsonLogger,
+  getDefaultLogger,
+  isLogger,
+  silentLogger,
+  type Logger,
+  type LogLevel,
+  type JsonLoggerOptions,
+} from './logger.js';
+export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';

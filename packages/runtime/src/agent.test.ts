@@ -8,6 +8,8 @@ import {
   ValueError,
   type JsonObject,
   type Task,
+  ActionDeniedError,
+  createJsonLogger,
 } from '@agent/core';
 import {
   InMemoryEventSink,
@@ -185,14 +187,37 @@ describe('Agent', () => {
 
   it('ends failed with metadata.error and exactly one task.error for errors in execute', async () => {
     const sink = new InMemoryEventSink();
+    const lines: Record<string, unknown>[] = [];
     const agent = new Agent({
       card: { name: 'f' },
       eventSink: sink,
-      execute: () => Promise.reject(new Error('kaput')),
+      logger: createJsonLogger({ write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) }),
+      execute: () => Promise.reject(new Error('kaput at 10.0.0.5')),
     });
     const task = await agent.handleTask(createTask('x'));
     expect(task.state).toBe('failed');
-    expect(task.metadata.error).toEqual({ code: 'INTERNAL', message: 'kaput' });
+    // An unexpected error's message stays in the log; the task carries only its id.
+    const errorId = (task.metadata.error as { data: { error_id: string } }).data.error_id;
+    expect(task.metadata.error).toEqual({
+      code: 'INTERNAL',
+      message: 'Internal error',
+      data: { error_id: errorId },
+    });
+    expect(JSON.stringify(task)).not.toContain('10.0.0.5');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      error_id: errorId,
+      task_id: task.id,
+      err: { message: 'kaput at 10.0.0.5' },
+    });
+    const own = await new Agent({
+      card: { name: 'g' },
+      execute: () => Promise.reject(new ValidationError('bad input from the user')),
+    }).handleTask(createTask('x'));
+    expect(own.metadata.error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: 'bad input from the user',
+    });
     expect(sink.toList().map((event) => event.type)).toEqual(['task.status', 'task.error', 'task.status']);
     expect(sink.toList()[1].severity).toBe('error');
     const none = await new Agent({ card: { name: 'n' } }).handleTask(createTask('x'));
@@ -319,7 +344,7 @@ describe('Agent', () => {
       const agent = new Agent({
         card: { name: 'sql' },
         runStore: store,
-        execute: () => Promise.reject(new Error('nope')),
+        execute: () => Promise.reject(new ActionDeniedError('nope')),
       });
       const task = await agent.handleTask(createTask('x'));
       expect(await store.getTaskRecord(task.id)).toMatchObject({
@@ -355,7 +380,7 @@ describe('delegation', () => {
       transport: network.transport('child'),
       execute: async (task, run) => {
         const text = messageText(task.messages[0]);
-        if (text === 'fail') throw new Error('child failed');
+        if (text === 'fail') throw new ActionDeniedError('child failed');
         await run.addMessage(createMessage(`child got: ${text}`, { role: 'agent' }));
       },
     });

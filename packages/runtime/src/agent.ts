@@ -23,6 +23,8 @@ import {
   type TaskEvent,
   type TaskHandler,
   type Transport,
+  getDefaultLogger,
+  type Logger,
 } from '@agent/core';
 import { isRecord, numberOption } from '@agent/core/internal';
 import type { Authenticator } from '@agent/auth';
@@ -85,6 +87,12 @@ export interface AgentOptions {
   finishedTaskRetentionMs?: number;
   /** Called when a sink, recorder, run store or child cancel fails; those never change a run's outcome. */
   onObserverError?: (error: unknown, where: string) => void;
+  /**
+   * Receives one line per unexpected failure of user logic (`err`, `error_id`, `task_id`); the failed
+   * task itself says only `INTERNAL` / `Internal error` with the same `error_id`. Pino-compatible.
+   * Default: JSON lines on stderr at `AGENT_LOG_LEVEL` (default `info`).
+   */
+  logger?: Logger;
 }
 
 export interface CallToolOptions {
@@ -122,6 +130,8 @@ export class Agent implements TaskHandler, RunHost {
   private readonly warningRatio: number;
   private readonly streamBufferSize: number;
   private readonly onObserverError: ((error: unknown, where: string) => void) | null;
+  /** @internal Where unexpected failures of user logic are logged. */
+  readonly logger: Logger;
   private baseCard: AgentCard;
   private readonly childCancels = new Set<Promise<void>>();
 
@@ -161,6 +171,7 @@ export class Agent implements TaskHandler, RunHost {
       integer: true,
     });
     this.onObserverError = options.onObserverError ?? null;
+    this.logger = options.logger ?? getDefaultLogger();
     this.registry = new TaskRegistry({ retentionMs: options.finishedTaskRetentionMs });
     if (typeof this.warningRatio !== 'number' || !(this.warningRatio >= 0 && this.warningRatio <= 1)) {
       throw new ValueError('warningRatio must be a number between 0 and 1');

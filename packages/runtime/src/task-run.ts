@@ -1,5 +1,6 @@
 import {
-  AgentError,
+  toWireError,
+  type Logger,
   isTerminalState,
   nowIso,
   TaskCanceledError,
@@ -79,6 +80,8 @@ export interface RunHost {
   readonly registry: TaskRegistry;
   delegate(target: string, task: Task, run: TaskRun | null): Promise<Task>;
   reportObserverError(error: unknown, where: string): void;
+  /** Where an unexpected failure of user logic is logged (its message never reaches the task). */
+  readonly logger: Logger;
 }
 
 const LIFECYCLE_EVENTS = new Set(['task.status', 'task.artifact', 'task.progress', 'task.error']);
@@ -188,7 +191,12 @@ export class TaskRun implements ActiveTask {
       this.context = this.context.cancel(reason);
       delete task.metadata.error;
     } else if (state === 'failed') {
-      const error = cause === undefined ? null : AgentError.from(cause);
+      // An AgentError is the agent's own word; anything else may carry a host, a path or a secret:
+      // the task says INTERNAL / `Internal error` with an error_id, the log has the real error.
+      const error =
+        cause === undefined
+          ? null
+          : toWireError(cause, { operation: 'execute', taskId: this.taskId }, this.host.logger);
       if (error) task.metadata.error = jsonClone(error.toJSON());
       const body = isRecord(task.metadata.error)
         ? task.metadata.error

@@ -8,17 +8,18 @@ export {
 } from './pipeline.js';
 export type { RequestInfo, HeaderBag, OperationName } from './request.js';
 export { TaskEventStream, failedEnding, MISSING_FINAL_MESSAGE, type StreamRuleHooks } from './stream-rule.js';
-export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';
 export { withSecuritySchemes } from './card.js';
+// The logger and the error policy live in @agent/core (the runtime uses them too); re-exported for adapters.
 export {
   createJsonLogger,
   getDefaultLogger,
-  isLogger,
   silentLogger,
+  toWireError,
+  INTERNAL_MESSAGE,
   type Logger,
   type LogLevel,
-  type JsonLoggerOptions,
-} from './logger.js';
+  type ErrorSite,
+} from '@agent/core';
 export {
   checkOptionNames,
   lifecycleSettings,

@@ -7,11 +7,12 @@ import {
   type Task,
   type TaskEvent,
   type TaskHandler,
+  createJsonLogger,
+  type Logger,
 } from '@agent/core';
 import { finalStatusEvent } from '@agent/core/internal';
 import { APIKeyAuth } from '@agent/auth';
 import { ServerPipeline, SHUTDOWN_REASON } from './pipeline.js';
-import { createJsonLogger, type Logger } from './logger.js';
 import type { RequestInfo } from './request.js';
 
 function capture(): { logger: Logger; lines: Record<string, unknown>[] } {

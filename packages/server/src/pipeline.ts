@@ -9,12 +9,13 @@ import {
   type Task,
   type TaskHandler,
   type TransportKind,
+  getDefaultLogger,
+  toWireError,
+  type Logger,
 } from '@agent/core';
 import { normalizeHeaders, parseCancelRequest, readTaskPayload } from '@agent/core/internal';
 import { authenticateRequest, type Authenticator } from '@agent/auth';
 import { withSecuritySchemes } from './card.js';
-import { toWireError } from './error-policy.js';
-import { getDefaultLogger, type Logger } from './logger.js';
 import type { OperationName, RequestInfo } from './request.js';
 import { TaskEventStream } from './stream-rule.js';
 

@@ -12,11 +12,11 @@ import {
   type TlsOptions,
   type Transport,
   type TransportKind,
+  type Logger,
 } from '@agent/core';
 import { describeComponent, parseTransportUrl, type TransportAddress } from '@agent/core/internal';
 import { ClientCredentials, type Authenticator, type SecurityContext } from '@agent/auth';
 import { isLocalHost, isValidPort, withPort } from './local-url.js';
-import type { Logger } from './logger.js';
 import { ServerPipeline } from './pipeline.js';
 import {
   checkOptionNames,

@@ -1,7 +1,6 @@
-import { ValueError, type TlsOptions } from '@agent/core';
+import { ValueError, type Logger, type TlsOptions } from '@agent/core';
 import { numberOption } from '@agent/core/internal';
 import type { Authenticator } from '@agent/auth';
-import type { Logger } from './logger.js';
 
 /** The options every network transport shares: one lifecycle vocabulary. */
 export interface TransportOptions {
