@@ -1,4 +1,4 @@
-import { combineSignals, raceAbort, sleep } from './index.js';
+import { combineSignals, raceAbort, sleep } from './internal.js';
 
 describe('raceAbort', () => {
   it('settles with the work when the signal stays quiet', async () => {

@@ -4,15 +4,12 @@ import {
   TaskNotFoundError,
   ValidationError,
   createTask,
-  dispatchOperation,
-  finalStatusEvent,
   handlerFromFunction,
   isFinalEvent,
-  parseCancelRequest,
-  readTaskPayload,
   type CallContext,
   type TaskEvent,
 } from './index.js';
+import { dispatchOperation, finalStatusEvent, parseCancelRequest, readTaskPayload } from './internal.js';
 
 const ctx: CallContext = { signal: new AbortController().signal, headers: {}, transport: 'memory' };
 

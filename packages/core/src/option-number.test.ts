@@ -1,4 +1,5 @@
-import { numberOption, ValueError } from './index.js';
+import { ValueError } from './index.js';
+import { numberOption } from './internal.js';
 
 describe('numberOption', () => {
   it('falls back only when the option is absent', () => {

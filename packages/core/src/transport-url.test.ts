@@ -1,4 +1,5 @@
-import { normalizeHeaders, parseTransportUrl, ValueError } from './index.js';
+import { ValueError } from './index.js';
+import { normalizeHeaders, parseTransportUrl } from './internal.js';
 
 describe('parseTransportUrl', () => {
   it('reads scheme, host, port and security', () => {

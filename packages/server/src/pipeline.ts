@@ -137,6 +137,7 @@ export class ServerPipeline {
   send(call: ServerCall, payload: unknown): Promise<Task> {
     let task: Task;
     try {
+      this.refuseNewWork();
       task = readTaskPayload(payload, { strict: this.strict });
     } catch (error) {
       return Promise.reject(this.wireError(error, 'send_task', call));
@@ -175,6 +176,7 @@ export class ServerPipeline {
   stream(call: ServerCall, payload: unknown): TaskEventStream {
     let task: Task;
     try {
+      this.refuseNewWork();
       task = readTaskPayload(payload, { strict: this.strict });
     } catch (error) {
       return TaskEventStream.rejected(this.wireError(error, 'stream_task', call));
@@ -202,6 +204,14 @@ export class ServerPipeline {
           this.wireError(new MethodNotFoundError(`Unknown operation: ${operation}`), operation, call),
         );
     }
+  }
+
+  /**
+   * A connection opened before the stop (a WebSocket, an HTTP/2 session) may still ask for new work:
+   * once stopping, no task starts, whatever the wire. Cancels still pass, so a caller can stop its own.
+   */
+  private refuseNewWork(): void {
+    if (this.stateValue === 'stopping') throw new UnavailableError('The server is stopping');
   }
 
   /** The error policy: what the caller may see of `error` (logged under an id when it is unexpected). */

@@ -1,0 +1,9 @@
+// @agent/server/testing: the contract suite every transport package runs against itself (under jest).
+export { describeTransport, RecordingLogger } from './describe-transport.js';
+export { ContractHandler, SECRET_MESSAGE, contractCard } from './contract-handler.js';
+export type {
+  TransportHarness,
+  ContractServerOptions,
+  ContractClientOptions,
+  ReadinessProbe,
+} from './harness.js';
