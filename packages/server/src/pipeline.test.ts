@@ -196,4 +196,24 @@ describe('ServerPipeline', () => {
     expect(reasons).toEqual([SHUTDOWN_REASON]);
     expect(pipeline.state).toBe('stopping');
   });
+
+  it('refuses new tasks on a call opened before the stop, but still lets it cancel', async () => {
+    const canceled: string[] = [];
+    const pipeline = new ServerPipeline({
+      transport: 'ws',
+      handler: handler({
+        cancelTask: async (id) => {
+          canceled.push(id);
+          return { ...task(), id, state: 'canceled' };
+        },
+      }),
+    });
+    pipeline.markReady();
+    const call = await pipeline.open(request());
+    pipeline.beginStop();
+    await expect(pipeline.send(call, task())).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await expect(pipeline.stream(call, task()).next()).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await expect(pipeline.cancel(call, { task_id: 't1' })).resolves.toMatchObject({ state: 'canceled' });
+    expect(canceled).toEqual(['t1']);
+  });
 });
