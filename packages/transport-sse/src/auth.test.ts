@@ -2,12 +2,13 @@ import { APIKeyAuth, Authenticator, SecurityContext, SecurityScheme } from '@age
 import {
   CLIENT_OPERATIONS,
   createTask,
-  describeComponent,
   UnauthenticatedError,
   type ComponentDescriptor,
   type Task,
   type TaskEvent,
 } from '@agent/core';
+import { describeComponent } from '@agent/core/internal';
+import type { SSETransportOptions } from './options.js';
 import { SSETransport } from './sse-transport.js';
 import { startHarness, type Harness } from './test-support/harness.js';
 import { rawRequest, rpcBody } from './test-support/raw-http.js';
@@ -107,6 +108,23 @@ describe('authentication', () => {
     await wrongClient.stop();
   });
 
+  it('authenticates again after the server refused the credential', async () => {
+    const unknownKey = 'sk-unknown-to-the-server';
+    const clientAuth = new CountingKeyAuth(unknownKey);
+    const client = new SSETransport({ url: h.url, authenticator: clientAuth, credentials: unknownKey });
+    try {
+      await expect(client.send(CLIENT_OPERATIONS.get_card, h.url)).rejects.toBeInstanceOf(
+        UnauthenticatedError,
+      );
+      await expect(collect(client.subscribe(h.url, createTask('stream 1')))).rejects.toBeInstanceOf(
+        UnauthenticatedError,
+      );
+      expect(clientAuth.calls).toBe(2);
+    } finally {
+      await client.stop();
+    }
+  });
+
   it('protects the native card route but leaves the health routes public', async () => {
     expect((await rawRequest(`${h.url}/.well-known/agent.json`, { method: 'GET' })).status).toBe(401);
     expect((await rawRequest(`${h.url}/healthz`, { method: 'GET' })).status).toBe(200);
@@ -166,6 +184,8 @@ describe('describe() and options', () => {
         options: {
           url: 'http://127.0.0.1:9000',
           timeoutMs: 1234,
+          maxBodyBytes: 4 * 1024 * 1024,
+          validateSchema: false,
           maxResponseBytes: 64 * 1024 * 1024,
           credentials: 'k',
           authenticator: {
@@ -192,10 +212,20 @@ describe('describe() and options', () => {
     [{ url: 'http://127.0.0.1:1', timeoutMs: -1 }, /timeoutMs/],
     [{ url: 'http://127.0.0.1:1', heartbeatMs: Number.NaN }, /heartbeatMs/],
     [{ url: 'http://127.0.0.1:1', maxBodyBytes: 0 }, /maxBodyBytes/],
+    [{ url: 'http://127.0.0.1:1', maxResponseBytes: 0 }, /maxResponseBytes/],
     [{ url: 'http://127.0.0.1:1', credentials: 'k' }, /authenticator/],
+    [{ url: 'http://127.0.0.1:1', shutdownGraceMs: 5 }, /does not accept the option "shutdownGraceMs"/],
   ])('refuses bad options %j with a ValueError', (options, message) => {
-    expect(() => new SSETransport(options)).toThrow(message);
-    expect(() => new SSETransport(options)).toThrow(expect.objectContaining({ code: 'VALUE_ERROR' }));
+    expect(() => new SSETransport(options as SSETransportOptions)).toThrow(message);
+    expect(() => new SSETransport(options as SSETransportOptions)).toThrow(
+      expect.objectContaining({ code: 'VALUE_ERROR' }),
+    );
+  });
+
+  it('accepts timeoutMs 0 (no deadline) and heartbeatMs 0 (no heartbeat)', () => {
+    const transport = new SSETransport({ url: 'http://127.0.0.1:1', timeoutMs: 0, heartbeatMs: 0 });
+    expect(transport.timeoutMs).toBe(0);
+    expect(transport.stopGraceMs).toBe(10_000);
   });
 
   it('refuses to start without a handler, twice, or on a port in use', async () => {
@@ -209,6 +239,20 @@ describe('describe() and options', () => {
     await expect(clash.start()).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     await first.stop();
     await clash.stop();
+  });
+
+  it('starts again after stop()', async () => {
+    const server = new SSETransport({ url: 'http://127.0.0.1:0' });
+    server.onTaskReceived(async (task) => ({ ...task, state: 'completed' }));
+    await server.start();
+    await server.stop();
+    await server.start();
+    try {
+      const done = await server.send<Task>(CLIENT_OPERATIONS.send_task, server.url, createTask('again'));
+      expect(done.state).toBe('completed');
+    } finally {
+      await server.stop();
+    }
   });
 
   it('validateUrl() knows local addresses from remote ones', () => {

@@ -8,13 +8,13 @@ import {
   AgentError,
   DeadlineExceededError,
   errorCodeForHttpStatus,
-  isRecord,
   PayloadTooLargeError,
   TaskCanceledError,
   UnauthenticatedError,
   UnavailableError,
 } from '@agent/core';
-import { fromJsonRpcError } from './json-rpc.js';
+import { isRecord } from '@agent/core/internal';
+import { fromJsonRpcError } from './codec.js';
 
 export interface ClientRequest {
   url: URL;
@@ -23,7 +23,7 @@ export interface ClientRequest {
   body?: string;
   agent: http.Agent;
   signal?: AbortSignal;
-  /** The call fails with DeadlineExceededError unless `settle()` runs first. */
+  /** The call fails with DeadlineExceededError unless `settle()` runs first; 0 = no deadline. */
   timeoutMs: number;
 }
 
@@ -54,11 +54,14 @@ export function openRequest(request: ClientRequest): Promise<OpenRequest> {
   const controller = new AbortController();
   const onCallerAbort = () => controller.abort(callerAbort(signal?.reason));
   signal?.addEventListener('abort', onCallerAbort, { once: true });
-  const timer = setTimeout(() => {
-    controller.abort(
-      new DeadlineExceededError(`No answer from ${url.origin} within ${request.timeoutMs} ms`),
-    );
-  }, request.timeoutMs);
+  const timer =
+    request.timeoutMs > 0
+      ? setTimeout(() => {
+          controller.abort(
+            new DeadlineExceededError(`No answer from ${url.origin} within ${request.timeoutMs} ms`),
+          );
+        }, request.timeoutMs)
+      : undefined;
   const clearDeadline = () => clearTimeout(timer);
   const settle = () => {
     clearTimeout(timer);
@@ -124,7 +127,7 @@ export async function readText(open: OpenRequest, maxBytes: number): Promise<str
 }
 
 /**
- * The typed error of a non-success HTTP answer: the DESIGN.md body `{"error": {code, message, data?}}`,
+ * The typed error of a non-success HTTP answer: the JSON error body `{"error": {code, message, data?}}`,
  * a JSON-RPC error object, or else the table entry for the status. A 401 is always UnauthenticatedError.
  */
 export function errorFromHttpResponse(status: number, text: string): AgentError {

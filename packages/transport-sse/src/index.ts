@@ -6,6 +6,8 @@ export {
   UNARY_METHODS,
   STREAM_METHOD,
   OPERATION_METHODS,
+  ERROR_EVENT,
+  HEARTBEAT_FRAME,
   fromJsonRpcError,
   toJsonRpcError,
   type JsonRpcId,
@@ -15,5 +17,4 @@ export {
   type JsonRpcSuccess,
   type JsonRpcFailure,
   type JsonRpcResponse,
-} from './json-rpc.js';
-export { ERROR_EVENT, HEARTBEAT_FRAME } from './sse-frames.js';
+} from './codec.js';

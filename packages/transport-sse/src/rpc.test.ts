@@ -11,6 +11,8 @@ import {
   type AgentCard,
   type Task,
 } from '@agent/core';
+import { gzipSync } from 'node:zlib';
+import { RecordingLogger } from '@agent/server/testing';
 import { SSETransport } from './sse-transport.js';
 import { startHarness, type Harness } from './test-support/harness.js';
 import { rawRequest, rpcBody } from './test-support/raw-http.js';
@@ -77,6 +79,40 @@ describe('JSON-RPC unary calls on POST /rpc', () => {
     );
   });
 
+  it('masks an unexpected handler error as INTERNAL with data.data.error_id, the id of its log line', async () => {
+    const logger = new RecordingLogger();
+    const masked = await startHarness({ server: { logger } });
+    masked.agent.behaviour = () => Promise.reject(new Error('db password rejected by 10.0.0.5:5432'));
+    try {
+      const res = await rawRequest(`${masked.url}/rpc`, {
+        body: rpcBody('tasks/send', { task: createTask('x') }, 5),
+      });
+      expect(res.text).not.toContain('10.0.0.5');
+      const body = res.json as { error: { data: { data: { error_id: string } } } };
+      expect(body).toEqual({
+        jsonrpc: '2.0',
+        id: 5,
+        error: {
+          code: -32603,
+          message: 'Internal error',
+          data: { code: 'INTERNAL', data: { error_id: expect.any(String) } },
+        },
+      });
+      expect(logger.withErrorId(body.error.data.data.error_id)).toBeDefined();
+      const error = await masked.client
+        .send(CLIENT_OPERATIONS.send_task, masked.url, createTask('y'))
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AgentError);
+      expect(error).toMatchObject({
+        code: 'INTERNAL',
+        message: 'Internal error',
+        data: { error_id: expect.any(String) },
+      });
+    } finally {
+      await masked.stop();
+    }
+  });
+
   it('answers an unknown method with -32601 and the request id', async () => {
     const res = await rawRequest(`${h.url}/rpc`, { body: rpcBody('tasks/teleport', {}, 42) });
     expect(res.json).toEqual({
@@ -95,14 +131,31 @@ describe('JSON-RPC unary calls on POST /rpc', () => {
     });
   });
 
-  it('answers malformed JSON with -32700 and a null id', async () => {
+  it('answers malformed JSON with the JSON-RPC parse error (-32700, id null) and HTTP 200', async () => {
     const res = await rawRequest(`${h.url}/rpc`, { body: '{"jsonrpc": "2.0", "id": 1, "method": ' });
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({
       jsonrpc: '2.0',
       id: null,
-      error: { code: -32700, data: { code: 'PARSE_ERROR' } },
+      error: {
+        code: -32700,
+        message: expect.stringMatching(/^Malformed JSON/),
+        data: { code: 'PARSE_ERROR' },
+      },
     });
+  });
+
+  it('refuses a compressed body with 400 on both routes, never inflating it', async () => {
+    for (const route of ['/rpc', '/tasks/stream']) {
+      const res = await rawRequest(`${h.url}${route}`, {
+        body: gzipSync(rpcBody('agent/card', {})),
+        headers: { 'content-encoding': 'gzip' },
+      });
+      expect([res.status, res.json]).toMatchObject([
+        400,
+        { error: { code: 'INVALID_REQUEST', data: { content_encoding: 'gzip' } } },
+      ]);
+    }
   });
 
   it.each([
@@ -234,7 +287,7 @@ describe('client failures', () => {
   });
 
   it('maps a JSON-RPC error without data.code by its numeric code', async () => {
-    const { fromJsonRpcError } = await import('./json-rpc.js');
+    const { fromJsonRpcError } = await import('./codec.js');
     expect(fromJsonRpcError({ code: -32601, message: 'nope' })).toBeInstanceOf(MethodNotFoundError);
     expect(fromJsonRpcError({ code: -32001, message: 'gone' })).toBeInstanceOf(TaskNotFoundError);
     expect(fromJsonRpcError({ code: 12345, message: '?' }).code).toBe('INTERNAL');
@@ -245,17 +298,15 @@ describe('a URL with a base path', () => {
   it('serves every route below the base path and nothing outside it', async () => {
     const h = await startHarness({ server: { url: 'http://127.0.0.1:0/agents/a1/' } });
     try {
-      expect(h.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/agents\/a1$/);
-      const task = await h.client.send<Task>(
-        CLIENT_OPERATIONS.send_task,
-        `${h.url}/`,
-        createTask('echo based'),
-      );
+      expect(h.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/agents\/a1\/$/);
+      const base = h.url.replace(/\/$/, '');
+      const task = await h.client.send<Task>(CLIENT_OPERATIONS.send_task, h.url, createTask('echo based'));
       expect(task.state).toBe('completed');
       const events: string[] = [];
-      for await (const event of h.client.subscribe(h.url, createTask('stream 1'))) events.push(event.type);
+      for await (const event of h.client.subscribe(base, createTask('stream 1'))) events.push(event.type);
       expect(events).toEqual(['task.artifact', 'task.status']);
-      expect((await rawRequest(`${h.url}/healthz`, { method: 'GET' })).status).toBe(200);
+      expect((await rawRequest(`${base}/healthz`, { method: 'GET' })).status).toBe(200);
+      expect((await rawRequest(`${base}/readyz`, { method: 'GET' })).json).toEqual({ status: 'ready' });
       const outside = await rawRequest(`${new URL(h.url).origin}/rpc`, { body: rpcBody('agent/card', {}) });
       expect([outside.status, outside.json]).toMatchObject([404, { error: { code: 'NOT_FOUND' } }]);
     } finally {
@@ -266,7 +317,7 @@ describe('a URL with a base path', () => {
 
 describe('JSON-RPC error mapping', () => {
   it('round-trips every core error code through toJsonRpcError / fromJsonRpcError', async () => {
-    const { toJsonRpcError, fromJsonRpcError } = await import('./json-rpc.js');
+    const { toJsonRpcError, fromJsonRpcError } = await import('./codec.js');
     const { ERROR_CODES, errorClassFor } = await import('@agent/core');
     for (const code of Object.keys(ERROR_CODES) as Array<keyof typeof ERROR_CODES>) {
       const original = new (errorClassFor(code))(`failed with ${code}`, { data: { detail: code } });

@@ -1,15 +1,14 @@
 import {
   CLIENT_OPERATIONS,
   createTask,
-  InternalError,
   isFinalEvent,
-  PermissionDeniedError,
-  UnavailableError,
   ValidationError,
   type Task,
   type TaskEvent,
 } from '@agent/core';
-import { startHarness, type Harness } from './test-support/harness.js';
+import { request } from 'node:http';
+import { RecordingLogger } from '@agent/server/testing';
+import { createSseTestAgent, startHarness, type Harness } from './test-support/harness.js';
 import { rawRequest, rpcBody, splitStream } from './test-support/raw-http.js';
 
 async function collect(events: AsyncIterable<TaskEvent>): Promise<TaskEvent[]> {
@@ -145,31 +144,105 @@ describe('streaming on POST /tasks/stream', () => {
     });
   });
 
-  it('turns a handler error into an error frame the client raises as the typed error', async () => {
-    const seen: TaskEvent[] = [];
-    const run = async () => {
-      for await (const event of h.client.subscribe(h.url, createTask('explode'))) seen.push(event);
-    };
-    await expect(run()).rejects.toBeInstanceOf(PermissionDeniedError);
-    await expect(run()).rejects.toMatchObject({ data: { rule: 'test' } });
-    expect(seen[0]?.type).toBe('task.progress');
+  it('finishes a stream whose handler throws after its first event with one task.error and a final failed', async () => {
+    const events = await collect(h.client.subscribe(h.url, createTask('explode')));
+    expect(events.map((event) => event.type)).toEqual(['task.progress', 'task.error', 'task.status']);
+    expect(events[1]).toMatchObject({
+      error: { code: 'PERMISSION_DENIED', message: 'The handler refused to go on', data: { rule: 'test' } },
+    });
+    expect(events.at(-1)).toMatchObject({
+      state: 'failed',
+      final: true,
+      task: { metadata: { error: { code: 'PERMISSION_DENIED' } } },
+    });
 
     const res = await rawRequest(`${h.url}/tasks/stream`, {
       body: rpcBody('tasks/stream', { task: createTask('explode') }, 9),
     });
     const { frames } = splitStream(res.text);
-    expect(frames.at(-1)).toMatchObject({ id: '2', event: 'error' });
-    expect(JSON.parse(frames.at(-1)!.data!)).toMatchObject({
+    expect(frames.map((frame) => [frame.id, frame.event])).toEqual([
+      ['1', 'task.progress'],
+      ['2', 'task.error'],
+      ['3', 'task.status'],
+    ]);
+    expect(JSON.parse(frames[2]!.data!)).toMatchObject({
       jsonrpc: '2.0',
       id: 9,
-      error: { code: -32011, data: { code: 'PERMISSION_DENIED' } },
+      result: { state: 'failed' },
     });
   });
 
-  it('reports a handler stream that ends without a final status as INTERNAL', async () => {
-    await expect(collect(h.client.subscribe(h.url, createTask('truncate')))).rejects.toBeInstanceOf(
-      InternalError,
-    );
+  it('finishes a handler stream that ends without a final status as failed INTERNAL', async () => {
+    const events = await collect(h.client.subscribe(h.url, createTask('truncate')));
+    expect(events.map((event) => event.type)).toEqual(['task.progress', 'task.error', 'task.status']);
+    expect(events[1]).toMatchObject({ error: { code: 'INTERNAL' } });
+    expect(finals(events)).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({
+      state: 'failed',
+      task: { metadata: { error: { code: 'INTERNAL' } } },
+    });
+  });
+
+  it('answers a handler that throws before its first event with a plain HTTP error', async () => {
+    const res = await rawRequest(`${h.url}/tasks/stream`, {
+      body: rpcBody('tasks/stream', { task: createTask('throw no luck') }),
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toContain('application/json');
+    expect(res.json).toEqual({ error: { code: 'VALUE_ERROR', message: 'no luck' } });
+    await expect(collect(h.client.subscribe(h.url, createTask('throw no luck')))).rejects.toMatchObject({
+      code: 'VALUE_ERROR',
+      message: 'no luck',
+    });
+  });
+
+  it('answers a failure after a heartbeat opened the stream with one error frame carrying its data', async () => {
+    let fail!: () => void;
+    const gate = new Promise<void>((resolve) => (fail = resolve));
+    const logger = new RecordingLogger();
+    const handler = {
+      ...createSseTestAgent(),
+      // eslint-disable-next-line require-yield
+      async *handleTaskStreaming(): AsyncGenerator<TaskEvent> {
+        await gate;
+        throw new Error('disk full on /var/lib/agent');
+      },
+    };
+    const quiet = await startHarness({ handler, server: { heartbeatMs: 10, logger } });
+    try {
+      const body = rpcBody('tasks/stream', { task: createTask('x') }, 3);
+      const text = await new Promise<string>((resolve, reject) => {
+        const req = request(`${quiet.url}/tasks/stream`, { method: 'POST' }, (res) => {
+          // The headers arrive with the first heartbeat, before any event: only now may the handler fail.
+          expect(res.statusCode).toBe(200);
+          fail();
+          let all = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (all += chunk));
+          res.on('end', () => resolve(all));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      const { frames, comments } = splitStream(text);
+      expect(comments[0]).toBe(': ping');
+      expect(frames).toHaveLength(1);
+      expect(frames[0]).toMatchObject({ id: '1', event: 'error' });
+      const payload = JSON.parse(frames[0]!.data!) as { error: { data: { data: { error_id: string } } } };
+      expect(payload).toMatchObject({
+        jsonrpc: '2.0',
+        id: 3,
+        error: {
+          code: -32603,
+          message: 'Internal error',
+          data: { code: 'INTERNAL', data: { error_id: expect.any(String) } },
+        },
+      });
+      expect(text).not.toContain('disk full');
+      expect(logger.withErrorId(payload.error.data.data.error_id)).toBeDefined();
+    } finally {
+      await quiet.stop();
+    }
   });
 
   it('checks the request before the stream opens: an invalid task is a 422 JSON error, not a stream', async () => {
@@ -189,7 +262,7 @@ describe('streaming on POST /tasks/stream', () => {
     });
     expect([wrong.status, wrong.json]).toMatchObject([404, { error: { code: 'METHOD_NOT_FOUND' } }]);
     const malformed = await rawRequest(`${h.url}/tasks/stream`, { body: '{' });
-    expect([malformed.status, malformed.json]).toMatchObject([400, { error: { code: 'PARSE_ERROR' } }]);
+    expect([malformed.status, malformed.json]).toMatchObject([400, { error: { code: 'INVALID_REQUEST' } }]);
     const small = await startHarness({ server: { maxBodyBytes: 1024 } });
     try {
       const huge = await rawRequest(`${small.url}/tasks/stream`, {
@@ -257,41 +330,55 @@ describe('client disconnects and aborts', () => {
 });
 
 describe('stop() with open streams', () => {
-  it('ends every open stream with an UNAVAILABLE error frame and releases the port', async () => {
-    const h = await startHarness();
+  it('lets them run for stopGraceMs, then ends each with one final canceled status and releases the port', async () => {
+    const h = await startHarness({ server: { stopGraceMs: 50 } });
     const tasks = [createTask('sleep 60000'), createTask('sleep 60000'), createTask('idle 60000')];
-    const firstEvent = tasks.map(() => {
-      let resolve!: () => void;
-      const promise = new Promise<void>((done) => (resolve = done));
-      return { promise, resolve };
-    });
-    const streams = tasks.map(async (task, index) => {
-      const seen: TaskEvent[] = [];
-      try {
-        for await (const event of h.client.subscribe(h.url, task)) {
-          seen.push(event);
-          firstEvent[index]!.resolve();
-        }
-        return { seen, error: undefined };
-      } catch (error) {
-        return { seen, error };
-      }
-    });
-    await Promise.all(firstEvent.slice(0, 2).map((entry) => entry.promise));
-    // The idle stream has no event yet: wait until the handler has it.
-    while (h.agent.counts.handleTaskStreaming < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    const streams = tasks.map((task) => collect(h.client.subscribe(h.url, task)));
+    // Every handler has its stream before the stop begins.
+    while (h.agent.activeTaskIds.length < tasks.length)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    const stopped = h.server.stop();
+    const ready = await rawRequest(`${h.url}/readyz`, { method: 'GET' });
+    expect([ready.status, ready.json]).toEqual([503, { status: 'stopping' }]);
+    const refused = await rawRequest(`${h.url}/rpc`, { body: rpcBody('agent/card', {}) });
+    expect([refused.status, refused.json]).toMatchObject([503, { error: { code: 'UNAVAILABLE' } }]);
+    await stopped;
     await h.server.stop();
-    await h.server.stop();
-    const outcomes = await Promise.all(streams);
-    for (const outcome of outcomes) {
-      expect(outcome.error).toBeInstanceOf(UnavailableError);
-      expect(finals(outcome.seen)).toHaveLength(0);
+    for (const events of await Promise.all(streams)) {
+      expect(finals(events)).toHaveLength(1);
+      expect(events.at(-1)).toMatchObject({
+        state: 'canceled',
+        task: { metadata: { cancel_reason: 'server shutting down' } },
+      });
     }
     await expect(rawRequest(`${h.url}/healthz`, { method: 'GET' })).rejects.toMatchObject({
       code: 'ECONNREFUSED',
     });
-    // The tasks themselves are the handler's business; end them so nothing outlives the test.
-    for (const task of tasks) await h.agent.cancelTask(task.id, 'test over', h.agent.contexts[0]!);
+    await h.client.stop();
+  });
+
+  it('ends a stream whose handler ignores the cancel with one UNAVAILABLE error frame', async () => {
+    const agent = createSseTestAgent();
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const stubborn = {
+      ...agent,
+      async *handleTaskStreaming(task: Task): AsyncGenerator<TaskEvent> {
+        yield { type: 'task.progress', task_id: task.id, timestamp: new Date().toISOString() };
+        started();
+        await new Promise<never>(() => undefined);
+      },
+      cancelTask: () => Promise.reject(new ValidationError('not this one')),
+    };
+    const h = await startHarness({ handler: stubborn, server: { stopGraceMs: 10 } });
+    const seen: TaskEvent[] = [];
+    const run = (async () => {
+      for await (const event of h.client.subscribe(h.url, createTask('stubborn'))) seen.push(event);
+    })();
+    await running;
+    await h.server.stop();
+    await expect(run).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    expect(seen.map((event) => event.type)).toEqual(['task.progress']);
     await h.client.stop();
   });
 });

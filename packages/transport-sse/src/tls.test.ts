@@ -48,13 +48,14 @@ describe('https', () => {
   it('refuses an https URL without a certificate, and a certificate on an http URL', async () => {
     const noCert = new SSETransport({ url: 'https://127.0.0.1:0' });
     noCert.onTaskReceived(async (task) => task);
-    await expect(noCert.start()).rejects.toThrow('An https URL needs tls.cert and tls.key');
-    const plain = new SSETransport({
-      url: 'http://127.0.0.1:0',
-      tls: { cert: certs.serverCert, key: certs.serverKey },
-    });
-    plain.onTaskReceived(async (task) => task);
-    await expect(plain.start()).rejects.toMatchObject({ code: 'VALUE_ERROR' });
+    await expect(noCert.start()).rejects.toThrow('Serving https needs tls.cert and tls.key');
+    expect(
+      () =>
+        new SSETransport({
+          url: 'http://127.0.0.1:0',
+          tls: { cert: certs.serverCert, key: certs.serverKey },
+        }),
+    ).toThrow(expect.objectContaining({ code: 'VALUE_ERROR' }));
   });
 });
 

@@ -10,6 +10,7 @@ export {
 export {
   readJsonBody,
   parseJsonBody,
+  MalformedJsonError,
   answerAfterDrain,
   unsupportedEncoding,
   payloadTooLarge,

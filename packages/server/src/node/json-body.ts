@@ -1,13 +1,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError, PayloadTooLargeError, type AgentError } from '@agent/core';
 
+/**
+ * A body that is not JSON: a 400 INVALID_REQUEST on plain HTTP. Its own class so that a JSON-RPC
+ * route can answer it as the protocol's parse error (-32700) instead.
+ */
+export class MalformedJsonError extends InvalidRequestError {}
+
 /** Parses a request body as JSON; an empty or malformed body is a 400 INVALID_REQUEST. */
 export function parseJsonBody(text: string): unknown {
-  if (text.length === 0) throw new InvalidRequestError('Malformed JSON: the request body is empty');
+  if (text.length === 0) throw new MalformedJsonError('Malformed JSON: the request body is empty');
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new InvalidRequestError(`Malformed JSON: ${(error as Error).message}`);
+    throw new MalformedJsonError(`Malformed JSON: ${(error as Error).message}`);
   }
 }
 

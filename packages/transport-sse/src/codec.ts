@@ -1,16 +1,20 @@
 /**
- * JSON-RPC 2.0 framing of DESIGN.md §3: method names, request checks, and the error mapping that
- * carries the core error code in `error.data.code` so a client rebuilds the typed error.
+ * The SSE JSON-RPC wire: JSON-RPC 2.0 envelopes (method names, request checks, the error object that
+ * carries the core error code and the error's data) and the `text/event-stream` frames that carry
+ * them. Every frame is `id:`, `event:` and one `data:` line: JSON.stringify never emits a raw newline.
  */
 import {
   AgentError,
   ERROR_CODES,
+  InternalError,
   InvalidRequestError,
   isErrorCode,
-  isRecord,
+  MethodNotFoundError,
   type ClientOperationName,
   type ErrorCode,
+  type TaskEvent,
 } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 
 export const JSON_RPC_VERSION = '2.0';
 
@@ -47,7 +51,7 @@ export interface JsonRpcRequest {
 export interface JsonRpcErrorData {
   /** The core error code (`TASK_NOT_FOUND`, ...). */
   code: ErrorCode;
-  /** The error's own structured detail, when it has one. */
+  /** The error's own structured detail (`error_id`, validation issues, ...), when it has one. */
   data?: unknown;
 }
 
@@ -73,6 +77,15 @@ export type JsonRpcResponse<TResult = unknown> = JsonRpcSuccess<TResult> | JsonR
 
 export function isUnaryMethod(method: string): method is UnaryMethod {
   return Object.prototype.hasOwnProperty.call(UNARY_METHODS, method);
+}
+
+/** The refusal of a method this route does not serve; `tasks/stream` sent to `/rpc` is told where to go. */
+export function unknownMethod(method: string): MethodNotFoundError {
+  return new MethodNotFoundError(
+    method === STREAM_METHOD
+      ? `${STREAM_METHOD} is served at POST /tasks/stream`
+      : `Unknown method: ${method}`,
+  );
 }
 
 function isValidId(value: unknown): value is JsonRpcId {
@@ -105,6 +118,12 @@ export function parseJsonRpcRequest(value: unknown): JsonRpcRequest {
   return request;
 }
 
+/** The request body of one call. */
+export function encodeRequest(id: JsonRpcId, method: string, params: unknown): string {
+  return JSON.stringify({ jsonrpc: JSON_RPC_VERSION, id, method, params });
+}
+
+/** The JSON-RPC error object: the table's numeric code, the message, and `data: {code, data?}`. */
 export function toJsonRpcError(error: AgentError): JsonRpcErrorObject {
   const data: JsonRpcErrorData =
     error.data === undefined ? { code: error.code } : { code: error.code, data: error.data };
@@ -115,8 +134,9 @@ export function successResponse<TResult>(id: JsonRpcId, result: TResult): JsonRp
   return { jsonrpc: JSON_RPC_VERSION, id, result };
 }
 
-export function failureResponse(id: JsonRpcId, error: unknown): JsonRpcFailure {
-  return { jsonrpc: JSON_RPC_VERSION, id, error: toJsonRpcError(AgentError.from(error)) };
+/** `error` has been through the server's error policy already: it is sent as it is. */
+export function failureResponse(id: JsonRpcId, error: AgentError): JsonRpcFailure {
+  return { jsonrpc: JSON_RPC_VERSION, id, error: toJsonRpcError(error) };
 }
 
 function codeForJsonRpcNumber(code: unknown): ErrorCode {
@@ -128,7 +148,7 @@ function codeForJsonRpcNumber(code: unknown): ErrorCode {
   return match ?? 'INTERNAL';
 }
 
-/** Rebuilds the typed error from a JSON-RPC error object; `data.code` wins over the numeric code. */
+/** Rebuilds the typed error (code, message, data) from a JSON-RPC error object; `data.code` wins over the number. */
 export function fromJsonRpcError(error: unknown): AgentError {
   const record = isRecord(error) ? error : {};
   const data = isRecord(record.data) ? record.data : {};
@@ -138,4 +158,68 @@ export function fromJsonRpcError(error: unknown): AgentError {
     message: typeof record.message === 'string' ? record.message : undefined,
     data: data.data,
   });
+}
+
+export function malformedAnswer(what: string): InternalError {
+  return new InternalError(`Malformed answer from the server: ${what}`);
+}
+
+/** The `result` of a unary response body; a JSON-RPC error is thrown as the typed error. */
+export function decodeRpcResponse(text: string): unknown {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw malformedAnswer('the body is not JSON');
+  }
+  if (!isRecord(body)) throw malformedAnswer('the body is not a JSON-RPC response');
+  if (body.error !== undefined) throw fromJsonRpcError(body.error);
+  if (!('result' in body)) throw malformedAnswer('the response has neither result nor error');
+  return body.result;
+}
+
+// --- text/event-stream frames -------------------------------------------------------------------
+
+/** The `event:` name of a frame that carries a JSON-RPC error instead of a TaskEvent. */
+export const ERROR_EVENT = 'error';
+
+/** The comment written on an idle stream so proxies and clients see the connection is alive. */
+export const HEARTBEAT_FRAME = ': ping\n\n';
+
+export const EVENT_STREAM_TYPE = 'text/event-stream';
+
+export function encodeFrame(frameId: number, event: string, data: unknown): string {
+  return `id: ${frameId}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+export function encodeEventFrame(frameId: number, requestId: JsonRpcId, event: TaskEvent): string {
+  return encodeFrame(frameId, event.type, successResponse(requestId, event));
+}
+
+export function encodeErrorFrame(frameId: number, requestId: JsonRpcId, error: AgentError): string {
+  return encodeFrame(frameId, ERROR_EVENT, failureResponse(requestId, error));
+}
+
+/** One parsed frame as the client's event-stream parser hands it over. */
+export interface StreamFrame {
+  id?: string | undefined;
+  event?: string | undefined;
+  data: string;
+}
+
+/** The TaskEvent a frame carries; an error frame is thrown as the typed error. */
+export function decodeFrame(frame: StreamFrame): TaskEvent {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(frame.data);
+  } catch {
+    throw malformedAnswer(`frame ${frame.id ?? '?'} is not JSON`);
+  }
+  if (!isRecord(payload)) throw malformedAnswer(`frame ${frame.id ?? '?'} is not a JSON-RPC response`);
+  if (frame.event === ERROR_EVENT || payload.error !== undefined) throw fromJsonRpcError(payload.error);
+  const event = payload.result;
+  if (!isRecord(event) || typeof event.type !== 'string' || typeof event.task_id !== 'string') {
+    throw malformedAnswer(`frame ${frame.id ?? '?'} does not carry a TaskEvent`);
+  }
+  return event as unknown as TaskEvent;
 }

@@ -1,0 +1,238 @@
+/**
+ * The client side: JSON-RPC unary calls on `/rpc`, incremental parsing of `/tasks/stream`, and the
+ * keep-alive socket pools both use. Credentials come from the facade (`ClientCredentials`), read
+ * when a request is sent so authentication stays lazy.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import {
+  isFinalEvent,
+  UnavailableError,
+  UnsupportedOperationError,
+  ValueError,
+  type AgentError,
+  type ClientRequestSpec,
+  type InternalError,
+  type SendOptions,
+  type Task,
+  type TaskEvent,
+  type TlsOptions,
+} from '@agent/core';
+import { isRecord } from '@agent/core/internal';
+import { errorFromHttpResponse, openRequest, readText, type OpenRequest } from './client-request.js';
+import {
+  decodeFrame,
+  decodeRpcResponse,
+  encodeRequest,
+  EVENT_STREAM_TYPE,
+  malformedAnswer,
+  OPERATION_METHODS,
+  STREAM_METHOD,
+  type JsonRpcId,
+} from './codec.js';
+
+/** Free keep-alive sockets close before the server's default 5 s keep-alive timeout would reset them. */
+const CLIENT_IDLE_SOCKET_MS = 4_000;
+
+export interface ClientSettings {
+  tls: TlsOptions | undefined;
+  /** Default deadline of a unary call and of the wait for a stream's headers; 0 = none. */
+  timeoutMs: number;
+  maxResponseBytes: number;
+  /** The authorization headers to send (`{}` without credentials). */
+  headers(): Promise<Record<string, string>>;
+  /** The server refused the credentials: the next call authenticates again. */
+  onRefused(): void;
+}
+
+interface CallOptions {
+  baseUrl: string;
+  /** Route below the base URL: `/rpc` or `/tasks/stream`. */
+  route: string;
+  id: JsonRpcId;
+  method: string;
+  params: unknown;
+  accept: string;
+  query?: Record<string, string> | undefined;
+  options: SendOptions;
+}
+
+export class SSEClient {
+  private httpAgent: http.Agent | undefined;
+  private httpsAgent: https.Agent | undefined;
+  private nextRequestId = 1;
+
+  constructor(private readonly settings: ClientSettings) {}
+
+  /** One unary operation as a JSON-RPC call on `/rpc`; a JSON-RPC error rejects with the typed error. */
+  async send(
+    spec: ClientRequestSpec,
+    baseUrl: string,
+    data: unknown,
+    query: Record<string, string> | undefined,
+    options: SendOptions,
+  ): Promise<unknown> {
+    if (spec.streaming || spec.name === 'stream_task') {
+      throw new UnsupportedOperationError(`${spec.name} is a streaming operation: use subscribe()`);
+    }
+    const method = Object.prototype.hasOwnProperty.call(OPERATION_METHODS, spec.name)
+      ? OPERATION_METHODS[spec.name]
+      : undefined;
+    if (method === undefined) {
+      throw new UnsupportedOperationError(`The SSE JSON-RPC transport has no operation named ${spec.name}`);
+    }
+    const open = await this.open({
+      baseUrl,
+      route: '/rpc',
+      id: this.nextRequestId++,
+      method,
+      params: rpcParams(spec.name, data),
+      accept: 'application/json',
+      query,
+      options,
+    });
+    try {
+      const text = await readText(open, this.settings.maxResponseBytes);
+      const status = open.response.statusCode ?? 0;
+      if (status !== 200) throw this.failed(status, text);
+      return decodeRpcResponse(text);
+    } finally {
+      open.settle();
+    }
+  }
+
+  /**
+   * Opens `POST /tasks/stream` and yields TaskEvents as their frames arrive; ends after the final
+   * status. Leaving the loop early, or aborting the signal, closes the request.
+   */
+  async *subscribe(agentUrl: string, task: Task, options: SendOptions): AsyncGenerator<TaskEvent> {
+    const open = await this.open({
+      baseUrl: agentUrl,
+      route: '/tasks/stream',
+      id: this.nextRequestId++,
+      method: STREAM_METHOD,
+      params: { task },
+      accept: EVENT_STREAM_TYPE,
+      options,
+    });
+    try {
+      yield* this.readStream(open);
+    } finally {
+      open.destroy();
+    }
+  }
+
+  /** Releases the pooled sockets. */
+  close(): void {
+    this.httpAgent?.destroy();
+    this.httpsAgent?.destroy();
+    this.httpAgent = undefined;
+    this.httpsAgent = undefined;
+  }
+
+  private async open(call: CallOptions): Promise<OpenRequest> {
+    const url = endpointUrl(call.baseUrl, call.route, call.query);
+    const headers = await this.settings.headers();
+    const { signal, timeoutMs } = call.options;
+    return openRequest({
+      url,
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', accept: call.accept },
+      body: encodeRequest(call.id, call.method, call.params),
+      agent: this.agentFor(url),
+      timeoutMs: timeoutMs ?? this.settings.timeoutMs,
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  private async *readStream(open: OpenRequest): AsyncGenerator<TaskEvent> {
+    const { response } = open;
+    const max = this.settings.maxResponseBytes;
+    const status = response.statusCode ?? 0;
+    const contentType = String(response.headers['content-type'] ?? '');
+    if (status !== 200 || !contentType.startsWith(EVENT_STREAM_TYPE)) {
+      const text = await readText(open, max);
+      if (status !== 200) throw this.failed(status, text);
+      throw malformedAnswer(`expected ${EVENT_STREAM_TYPE}, got ${contentType || 'no content type'}`);
+    }
+    // The deadline covers the wait for the stream to open; a task may then run as long as it needs.
+    open.clearDeadline();
+    response.setEncoding('utf8');
+    const frames: EventSourceMessage[] = [];
+    let failure: InternalError | undefined;
+    const parser = createParser({
+      onEvent: (frame) => frames.push(frame),
+      onError: (error) => {
+        // Unknown fields are ignored, as the SSE standard says; only an oversized frame is fatal.
+        if (error.type === 'max-buffer-size-exceeded') failure ??= malformedAnswer(error.message);
+      },
+      maxBufferSize: max,
+    });
+    try {
+      for await (const chunk of response) {
+        parser.feed(chunk as string);
+        if (failure) throw failure;
+        while (frames.length > 0) {
+          open.throwIfAborted();
+          const event = decodeFrame(frames.shift()!);
+          yield event;
+          if (isFinalEvent(event)) return;
+        }
+      }
+    } catch (error) {
+      throw open.explain(error);
+    }
+    throw new UnavailableError('The event stream ended before the final status');
+  }
+
+  /** The typed error of a non-200 answer. */
+  private failed(status: number, text: string): AgentError {
+    const error = errorFromHttpResponse(status, text);
+    if (error.code === 'UNAUTHENTICATED') this.settings.onRefused();
+    return error;
+  }
+
+  private agentFor(url: URL): http.Agent {
+    if (url.protocol === 'https:') {
+      const tls = this.settings.tls ?? {};
+      this.httpsAgent ??= new https.Agent({
+        keepAlive: true,
+        timeout: CLIENT_IDLE_SOCKET_MS,
+        ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+        ...(tls.cert === undefined ? {} : { cert: tls.cert }),
+        ...(tls.key === undefined ? {} : { key: tls.key }),
+        ...(tls.servername === undefined ? {} : { servername: tls.servername }),
+        rejectUnauthorized: tls.rejectUnauthorized ?? true,
+      });
+      return this.httpsAgent;
+    }
+    this.httpAgent ??= new http.Agent({ keepAlive: true, timeout: CLIENT_IDLE_SOCKET_MS });
+    return this.httpAgent;
+  }
+}
+
+/** `baseUrl` + route, keeping the base path; only http and https are accepted. */
+export function endpointUrl(baseUrl: string, route: string, query?: Record<string, string>): URL {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ValueError(`Invalid base URL: ${baseUrl}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ValueError(`The SSE transport speaks http and https, not ${url.protocol.replace(/:$/, '')}`);
+  }
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${route}`;
+  for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, value);
+  return url;
+}
+
+/** JSON-RPC params of each unary operation: `{task}`, `{task_id, reason?}`, `{}`. */
+function rpcParams(operation: string, data: unknown): unknown {
+  if (operation === 'send_task')
+    return isRecord(data) && isRecord(data.task) && !('id' in data) ? data : { task: data };
+  if (operation === 'get_card') return {};
+  if (operation === 'cancel_task' && typeof data === 'string') return { task_id: data };
+  return data ?? {};
+}
