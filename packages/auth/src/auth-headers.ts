@@ -5,7 +5,8 @@ import { HTTP_SCHEME_NAMES, type SecurityScheme } from './security-scheme.js';
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
- * Outgoing headers for an authenticated client (SPEC.md "Client-side lazy authentication"):
+ * Outgoing headers for an authenticated client (client-side lazy authentication, see the README's
+ * "Client headers"):
  * bearer → `Authorization: Bearer <token>`; basic → `Authorization: Basic <token>` (token unchanged);
  * apiKey → `X-API-Key: <token>` and `Authorization: ApiKey <token>`; the other HTTP schemes →
  * `Authorization: <Scheme> <token>`; oauth2, openIdConnect and mutualTLS → `Authorization: Bearer <token>`.

@@ -19,7 +19,7 @@ const UNKNOWN_USER_PASSWORD = '\u0000unknown-user\u0000';
 
 /**
  * Decodes a Basic credential: strict base64 (then UTF-8) first, the raw text only when that fails.
- * So a raw `user:pass` that happens to be valid base64 is read as encoded (SPEC.md).
+ * So, by design, a raw `user:pass` that happens to be valid base64 is read as encoded.
  */
 export function decodeBasicCredential(credentials: string): string {
   if (credentials !== '' && STRICT_BASE64.test(credentials)) {

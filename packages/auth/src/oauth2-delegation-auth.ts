@@ -15,7 +15,7 @@ export const TOKEN_EXCHANGE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:token
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 export interface OAuth2DelegationAuthOptions {
-  /** Token-exchange endpoint URL (RFC 8693). Not validated at construction (SPEC.md). */
+  /** Token-exchange endpoint URL (RFC 8693). By design, not validated at construction. */
   exchangeEndpoint: string;
   clientId: string;
   clientSecret: string;
@@ -30,7 +30,8 @@ export interface OAuth2DelegationAuthOptions {
   /** Largest accepted response body, in bytes. Default `1048576` (1 MiB). */
   maxResponseBytes?: number;
   /**
-   * `false` (default, SPEC.md): `expires_in` is copied as it is into `expiresAt`.
+   * `false` (default): `expires_in` is copied as it is into `expiresAt`, so `isExpired()` does not work
+   * on such a context (a relative number of seconds is not a timestamp).
    * `true`: a numeric `expires_in` becomes an absolute UTC ISO `expiresAt` (now + seconds), so
    * `isExpired()` works on the context.
    */
@@ -56,8 +57,9 @@ function fail(reason: string, cause?: unknown): never {
 
 /**
  * Exchanges the caller's credential at an OAuth 2.0 token-exchange endpoint (RFC 8693 parameters,
- * sent as a JSON body as SPEC.md requires) and trusts the answer. One axios instance per provider;
- * redirects are not followed, so the client secret is never re-sent to another origin.
+ * sent by design as a JSON body, not form-encoded) and trusts the answer; only a 200 succeeds. One
+ * axios instance per provider; redirects are not followed, so the client secret is never re-sent to
+ * another origin.
  */
 export class OAuth2DelegationAuth extends Authenticator implements Describable {
   readonly exchangeEndpoint: string;
@@ -154,7 +156,7 @@ export class OAuth2DelegationAuth extends Authenticator implements Describable {
 }
 
 /**
- * SPEC.md: principal from `sub` (default `unknown`), token from `access_token` (default ''),
+ * The context fields: principal from `sub` (default `unknown`), token from `access_token` (default ''),
  * `metadata` (default {}), and `expires_in` copied as it is into `expiresAt` (a number becomes its
  * decimal text), so `isExpired()` on such a context raises ValueError instead of guessing; with
  * `normalizeExpiry` a number of seconds becomes an absolute timestamp instead.

@@ -26,7 +26,7 @@ describe('SecurityScheme', () => {
     expect(new SecurityScheme({ authType: 'http', authScheme: name.toUpperCase() }).authScheme).toBe(name);
   });
 
-  it('lists the nine HTTP schemes of SPEC.md', () => {
+  it('lists the nine supported HTTP schemes', () => {
     expect([...HTTP_AUTH_SCHEMES].sort()).toEqual(
       ['aws4auth', 'basic', 'bearer', 'digest', 'edgegrid', 'hawk', 'hmac', 'negotiate', 'ntlm'].sort(),
     );

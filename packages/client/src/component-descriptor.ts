@@ -3,8 +3,6 @@ import { isAbsolute, join } from 'node:path';
 import { ValueError, type ComponentDescriptor } from '@agent/core';
 import { isComponentDescriptor, isRecord } from '@agent/core/internal';
 
-type Loader = (specifier: string) => unknown;
-
 /**
  * Rewrites every `$component.module` of a descriptor (nested ones included) to an absolute file
  * path, resolved here on the calling thread: a worker's own `require` starts from this package's
@@ -24,7 +22,10 @@ export function resolveDescriptorModules<T>(value: T): T {
  * Rebuilds a value from a descriptor tree, depth-first: nested descriptors (a transport's
  * authenticator) are constructed before the component whose options hold them.
  */
-export function reviveComponent(value: unknown, load: Loader = createRequire(__filename)): unknown {
+export function reviveComponent(
+  value: unknown,
+  load: (specifier: string) => unknown = createRequire(__filename),
+): unknown {
   return mapDescriptors(value, (descriptor) => {
     const { module, exportName, options } = descriptor.$component;
     if (typeof exportName !== 'string' || !isRecord(options)) {

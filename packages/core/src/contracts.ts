@@ -1,6 +1,6 @@
 /**
- * The contracts that connect agents and transports (DESIGN.md §2). A transport never imports the
- * runtime: its server side calls a TaskHandler, whatever implements it.
+ * The contracts that connect agents and transports. A transport never imports the runtime: its server
+ * side calls a TaskHandler, whatever implements it (see docs/architecture.md, "Package graph").
  */
 import type { ComponentDescriptor } from './descriptor.js';
 import type { TaskEvent } from './task-event.js';
@@ -55,7 +55,7 @@ export interface TaskHandler {
   listTasks?(query: ListTasksQuery, ctx: CallContext): Promise<Task[]>;
 }
 
-/** A plain `(task) => task` function, the SPEC's `on_task_received` handler. */
+/** A plain `(task) => task` function: the simplest task handler; `handlerFromFunction` wraps it. */
 export type TaskFunction = (task: Task, ctx: CallContext) => Promise<Task>;
 
 /** One client operation, mapped to a route (or its equivalent) by every transport. */

@@ -31,7 +31,7 @@ describe('error table', () => {
     expect(error.name).toBe(ErrorClass.name);
   });
 
-  it('keeps the decided statuses of DESIGN.md', () => {
+  it('keeps the fixed statuses of the authentication and task errors', () => {
     expect(new UnauthenticatedError()).toMatchObject({
       httpStatus: 401,
       jsonRpcCode: -32010,

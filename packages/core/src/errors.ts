@@ -1,7 +1,7 @@
 import type { ApprovalRequestData } from './run-data.js';
 
 /**
- * The one error table (DESIGN.md §2). Every transport looks statuses up here; none hard-codes one.
+ * The one error table. Every transport looks statuses up here; none hard-codes one.
  */
 
 /** gRPC status codes by name (the numbers grpc-js uses on the wire). */
@@ -238,7 +238,7 @@ export class AgentError extends Error {
     const options: AgentErrorOptions = record.data === undefined ? {} : { data: record.data };
     return ErrorClass === AgentError
       ? new AgentError(code, message, options)
-      : new (ErrorClass as CodedErrorClass)(message, options);
+      : new (ErrorClass as AgentErrorClass)(message, options);
   }
 }
 
@@ -246,7 +246,8 @@ function isDomException(value: unknown): boolean {
   return typeof DOMException !== 'undefined' && value instanceof DOMException;
 }
 
-type CodedErrorClass = new (message?: string, options?: AgentErrorOptions) => AgentError;
+/** The constructor of one table entry's class, as `errorClassFor` returns it (e.g. `TaskNotFoundError`). */
+export type AgentErrorClass = new (message?: string, options?: AgentErrorOptions) => AgentError;
 
 function coded<TCode extends ErrorCode>(code: TCode) {
   return class extends AgentError {
@@ -263,7 +264,7 @@ export class InvalidRequestError extends coded('INVALID_REQUEST') {}
 export class ParseError extends coded('PARSE_ERROR') {}
 /** A value failed a JSON Schema; `data.errors` lists `{pointer, message}` for every failure. */
 export class ValidationError extends coded('VALIDATION_FAILED') {}
-/** An argument has the right type but an unacceptable value (the spec's ValueError). */
+/** An argument has the right type but an unacceptable value (named after Python's `ValueError`). */
 export class ValueError extends coded('VALUE_ERROR') {}
 export class NotFoundError extends coded('NOT_FOUND') {}
 export class MethodNotFoundError extends coded('METHOD_NOT_FOUND') {}
@@ -305,7 +306,7 @@ export class DeadlineExceededError extends coded('DEADLINE_EXCEEDED') {}
 export class UnavailableError extends coded('UNAVAILABLE') {}
 export class InternalError extends coded('INTERNAL') {}
 
-const CLASSES: Record<ErrorCode, CodedErrorClass> = {
+const CLASSES: Record<ErrorCode, AgentErrorClass> = {
   UNAUTHENTICATED: UnauthenticatedError,
   PERMISSION_DENIED: PermissionDeniedError,
   INVALID_REQUEST: InvalidRequestError,
@@ -330,7 +331,7 @@ const CLASSES: Record<ErrorCode, CodedErrorClass> = {
 };
 
 /** The error class registered for a code. */
-export function errorClassFor(code: ErrorCode): CodedErrorClass {
+export function errorClassFor(code: ErrorCode): AgentErrorClass {
   return CLASSES[code];
 }
 

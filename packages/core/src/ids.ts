@@ -21,9 +21,10 @@ function daysInMonth(year: number, month: number): number {
 }
 
 /**
- * Strict ISO 8601 parsing with Python `datetime.fromisoformat` semantics, which SPEC.md's
- * `is_expired` rules come from: `undefined` when the text is not a real timestamp (Feb 30, hour 25,
- * trailing junk; `Date.parse` would roll those over), `null` when it is valid but carries no zone.
+ * Strict ISO 8601 parsing with Python `datetime.fromisoformat` semantics, on which the expiry rules
+ * of `@agent/auth`'s `SecurityContext.isExpired()` are built: `undefined` when the text is not a
+ * real timestamp (Feb 30, hour 25, trailing junk; `Date.parse` would roll those over), `null` when
+ * it is valid but carries no zone.
  */
 export function parseIsoTimestamp(value: string): Date | null | undefined {
   const match = ISO_TIMESTAMP.exec(value.trim());

@@ -94,6 +94,7 @@ export {
   type ErrorCodeInfo,
   type ErrorBody,
   type AgentErrorOptions,
+  type AgentErrorClass,
   type GrpcStatusName,
 } from './errors.js';
 export {
@@ -116,10 +117,8 @@ export type { ComponentDescriptor, Describable } from './descriptor.js';
 export {
   createJsonLogger,
   getDefaultLogger,
-  isLogger,
   silentLogger,
   type Logger,
   type LogLevel,
   type JsonLoggerOptions,
 } from './logger.js';
-export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';

@@ -82,7 +82,7 @@ export interface FunctionHandlerOptions {
 }
 
 /**
- * Wraps a plain `(task) => task` function (the spec's `on_task_received`) as a TaskHandler.
+ * Wraps a plain `(task) => task` function (a TaskFunction) as a TaskHandler.
  * Streaming yields the one final status; there is no active-task registry, so cancel finds nothing.
  */
 export function handlerFromFunction(fn: TaskFunction, options: FunctionHandlerOptions = {}): TaskHandler {

@@ -1,6 +1,7 @@
 /**
- * Transport-level stream objects (DESIGN.md §3). Every streaming transport yields these, and
- * `@agent/events` normalizes them into RunEvents.
+ * Transport-level stream objects: `task.status`, `task.artifact`, `llm.stream` and the runtime's other
+ * event types (`{type, task_id, timestamp, ...payload}`; see "Wire decisions" in docs/architecture.md).
+ * Every streaming transport yields these, and `@agent/events` normalizes them into RunEvents.
  */
 import type { Artifact, JsonObject, Message, Task, TaskState } from './wire.js';
 

@@ -7,7 +7,7 @@ import type { TaskEvent } from './task-event.js';
 import type { AgentCard, Artifact, Message, Task } from './wire.js';
 
 export interface ValidateOptions {
-  /** Reject fields the spec does not name (free-form `metadata` and part `content` excepted). */
+  /** Reject fields the wire types do not name (free-form `metadata` and part `content` excepted). */
   strict?: boolean;
 }
 

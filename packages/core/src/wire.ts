@@ -1,16 +1,17 @@
 /**
- * Wire types: the JSON shapes of SPEC.md "Resources and their fields", with the spec's snake_case names.
+ * Wire types: the JSON shapes of a Task and its resources (Message, Part, Artifact, AgentCard), with
+ * snake_case field names, as they travel on every transport.
  */
 
-/** JSON value, used where the spec says "any". */
+/** JSON value, used where a field accepts any JSON. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 /** Free-form JSON object (string keys, any values). */
 export type JsonObject = { [key: string]: unknown };
 
-/** The five task states SPEC.md names. */
+/** The five core task states every agent and transport supports. */
 export const CORE_TASK_STATES = ['submitted', 'working', 'completed', 'canceled', 'failed'] as const;
 /**
- * States beyond the spec's five, taken from A2A so that an agent can pause for the caller
+ * States beyond the core five, taken from A2A so that an agent can pause for the caller
  * (`input-required`, `auth-required`) or refuse work (`rejected`).
  */
 export const EXTENDED_TASK_STATES = ['input-required', 'rejected', 'auth-required'] as const;

@@ -16,16 +16,17 @@ export interface AssertRunEventsOptions {
   mode?: RunEventsMatchMode;
 }
 
-type EventSource = RunReport | RunReplay | readonly RunEvent[];
+/** What the assertions read: a run's events, its report, or a replay of it. */
+export type RunEventSource = RunReport | RunReplay | readonly RunEvent[];
 
-function typesOf(source: EventSource): RunEventType[] {
+function typesOf(source: RunEventSource): RunEventType[] {
   if (source instanceof RunReplay) return source.eventTypes;
   if (source instanceof RunReport) return new RunReplay(source).eventTypes;
   if (Array.isArray(source)) return (source as readonly RunEvent[]).map((event) => event.type);
   throw new ValueError('Expected RunEvents, a RunReport or a RunReplay');
 }
 
-function eventsOf(source: EventSource): RunEvent[] {
+function eventsOf(source: RunEventSource): RunEvent[] {
   if (source instanceof RunReplay) return [...source.iterEvents()];
   if (source instanceof RunReport) return source.events;
   if (Array.isArray(source)) return [...(source as readonly RunEvent[])];
@@ -46,7 +47,7 @@ const list = (types: readonly string[]): string => `[${types.join(', ')}]`;
  * @throws AssertionError showing expected and actual types; ValueError for an unknown type or mode.
  */
 export function assertRunEvents(
-  source: EventSource,
+  source: RunEventSource,
   types: readonly RunEventType[],
   options: AssertRunEventsOptions = {},
 ): void {
@@ -105,7 +106,7 @@ export function assertRunEvents(
  * (`approval.decided` with `approved: false`) or with a policy `deny` outcome.
  * @throws AssertionError listing each denied action.
  */
-export function assertNoDeniedActions(source: EventSource): void {
+export function assertNoDeniedActions(source: RunEventSource): void {
   const denied: string[] = [];
   for (const event of eventsOf(source)) {
     const payload = event.payload as Record<string, unknown>;

@@ -1,6 +1,6 @@
 /**
- * ContextManifest: the per-call estimate of prompt tokens by section (SPEC.md "ContextManifest"),
- * carried as the `manifest` entry of `context.prepared`.
+ * ContextManifest: the per-call estimate of prompt tokens by section, built before every LLM call
+ * and carried as the `manifest` entry of `context.prepared`.
  */
 import { ValueError } from '@agent/core';
 import { isRecord } from '@agent/core/internal';

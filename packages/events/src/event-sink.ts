@@ -1,5 +1,5 @@
 /**
- * Event sinks: where RunEvents go. A sink observes and never authorizes (SPEC.md "Sinks").
+ * Event sinks: where RunEvents go. By design a sink only observes: it never authorizes anything.
  */
 import { AgentError, ValueError, type TaskEvent } from '@agent/core';
 import { RunEvent, type FromTaskEventOptions } from './run-event.js';

@@ -100,6 +100,7 @@ export {
   assertNoDeniedActions,
   assertBudgetUnder,
   type RunEventsMatchMode,
+  type RunEventSource,
   type AssertRunEventsOptions,
   type BudgetLimits,
 } from './assertions.js';

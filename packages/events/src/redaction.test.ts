@@ -72,7 +72,7 @@ describe('RedactionPolicy.default()', () => {
       header: REDACTED,
       basic: REDACTED,
       rawBasic: REDACTED,
-      // Deliberate (DESIGN.md §4.1): any `Basic ` prefix is masked, prose included.
+      // Deliberate (see SCHEME_PREFIX in redaction.ts): any `Basic ` prefix is masked, prose included.
       prose: REDACTED,
       apikey: REDACTED,
       lower: REDACTED,

@@ -1,5 +1,5 @@
 /**
- * RedactionPolicy: masks secrets by key name and by value shape (DESIGN.md §4.1 "Redaction").
+ * RedactionPolicy: masks secrets by key name and by value shape (the README's "RedactionPolicy").
  * Applied at every persistence and export boundary: reports, approval payloads, manifests, spans.
  */
 import { ValueError } from '@agent/core';
@@ -28,7 +28,7 @@ export const DEFAULT_SENSITIVE_KEYS: readonly string[] = [
   'privatekey',
 ];
 
-// DESIGN.md §4.1: a string that starts with one of these schemes and whitespace is masked whole,
+// By design, a string that starts with one of these schemes and whitespace is masked whole,
 // whatever follows and in any letter case. This masks prose such as "Basic arithmetic" too, on
 // purpose: a redaction policy errs towards hiding, and telling prose from an odd credential is a guess.
 const SCHEME_PREFIX = /^\s*(?:bearer|basic|apikey)\s/i;
@@ -89,7 +89,7 @@ export class RedactionPolicy {
     this.#mask = options.mask ?? REDACTED;
   }
 
-  /** The default policy (DESIGN.md §4.1). */
+  /** The default policy: DEFAULT_SENSITIVE_KEYS, scheme prefixes, JWTs and inline bearer tokens. */
   static default(): RedactionPolicy {
     return DEFAULT_POLICY;
   }

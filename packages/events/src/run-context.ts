@@ -52,8 +52,8 @@ export function runIdsOf(context: RunContextInput | Record<string, unknown> | nu
 }
 
 /**
- * Ids of a task's `metadata.run_context`, falling back to the legacy `metadata.session_id` key
- * that SPEC.md still reads.
+ * Ids of a task's `metadata.run_context`, falling back to the legacy `metadata.session_id` key,
+ * which stays readable for backward compatibility (it is upgraded to a typed RunContext).
  */
 export function runIdsOfTask(task: unknown): RunIds {
   if (!isRecord(task) || !isRecord(task.metadata)) return EMPTY_RUN_IDS;

@@ -28,7 +28,7 @@ function eventOf(type: RunEventType, extra: Record<string, unknown> = {}): TaskE
 }
 
 describe('RunEvent.fromTaskEvent', () => {
-  it('covers every type SPEC.md lists, with its severity', () => {
+  it('covers every event type, with its severity', () => {
     expect([...RUN_EVENT_TYPES].sort()).toEqual(Object.keys(SEVERITY).sort());
     for (const type of RUNTIME_EVENT_TYPES) expect(RUN_EVENT_TYPES).toContain(type);
     for (const type of RUN_EVENT_TYPES) {

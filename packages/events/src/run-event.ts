@@ -1,5 +1,6 @@
 /**
- * RunEvent: the normalized, versioned envelope built from transport TaskEvents (SPEC.md "Events").
+ * RunEvent: the normalized, versioned envelope built from transport TaskEvents, delivered to an
+ * EventSink (the fields are listed in the README's "RunEvent" section).
  * Plain snake_case records; `RunEvent.fromTaskEvent` is the one place that builds them.
  */
 import {
@@ -23,10 +24,10 @@ import { snapshot } from './clone.js';
 import type { ContextManifestData } from './context-manifest.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask, type RunContextInput, type RunIds } from './run-context.js';
 
-/** The envelope version every RunEvent carries (DESIGN.md §3). */
+/** The envelope version every RunEvent carries; it changes only when the envelope does. */
 export const RUN_EVENT_VERSION = '1.0';
 
-/** Every event type SPEC.md lists. */
+/** Every event type: the transport's `task.*` and `llm.stream`, plus the runtime's (`TASK_EVENT_TYPES`). */
 export const RUN_EVENT_TYPES: readonly TaskEventType[] = TASK_EVENT_TYPES;
 export type RunEventType = TaskEventType;
 
@@ -218,7 +219,10 @@ export function isRunEventType(value: unknown): value is RunEventType {
   return typeof value === 'string' && TYPES.has(value);
 }
 
-/** The severity rule of issue 4: errors, warnings, and info for everything else. */
+/**
+ * The severity rule: `error` for `task.error` and `action.failed`; `warning` for `budget.warning`,
+ * `budget.exceeded` and `action.denied`; `info` for everything else.
+ */
 export function severityOf(type: RunEventType): RunEventSeverity {
   return SEVERITY[type] ?? 'info';
 }

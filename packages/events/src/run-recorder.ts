@@ -46,8 +46,8 @@ export class RunRecorder extends SequencedEventSink {
 
   /**
    * Keeps a validated deep copy of an event and numbers it here, whatever `sequence` it carried:
-   * SPEC.md makes `sequence` the numbering of the sink that holds the event, so keeping another
-   * sink's numbers would let the report's sequences repeat or run backwards. The input is not
+   * by design `sequence` is the numbering of the sink that holds the event (1 for its first), so
+   * keeping another sink's numbers would let the report's sequences repeat or run backwards. The input is not
    * mutated. @throws ValueError when `event` is not a RunEvent.
    */
   recordEvent(event: RunEvent): RunEvent {

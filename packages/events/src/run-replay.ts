@@ -64,7 +64,7 @@ export class RunReplay {
 
   /**
    * Events of one type, narrowed to that type.
-   * @throws ValueError for a type SPEC.md does not list (a typo would otherwise match nothing).
+   * @throws ValueError for a type not in RUN_EVENT_TYPES (a typo would otherwise match nothing).
    */
   findEvents<TType extends RunEventType>(type: TType): RunEventOf<TType>[] {
     if (!isRunEventType(type)) throw new ValueError(`Unknown RunEvent type ${JSON.stringify(type)}`);

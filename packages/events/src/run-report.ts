@@ -1,5 +1,6 @@
 /**
- * RunReport: the durable summary of one run, built from its RunEvents (SPEC.md "RunReport").
+ * RunReport: the durable summary of one run, built from its RunEvents: context manifests, actions,
+ * approval checkpoints, artifacts, LLM metrics and the final task when the final event carries it.
  * The class is camelCase; `toDict()` is the snake_case JSON that stores persist.
  */
 import {

@@ -26,13 +26,13 @@ import {
   getDefaultLogger,
   type Logger,
 } from '@agent/core';
-import { isRecord, numberOption } from '@agent/core/internal';
+import { isRecord, numberOption, raceAbort } from '@agent/core/internal';
 import type { Authenticator } from '@agent/auth';
 import { RunRecorder, type EventSink, type RunStore } from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';
 import { authorizeAction, performAction, runTool, type ActionScope } from './authorize.js';
 import { BudgetTracker } from './budget-tracker.js';
-import { CancellationToken, raceAbort } from './cancellation.js';
+import { abortError, CancellationToken } from './cancellation.js';
 import { CapabilityPolicy, type Policy } from './capability-policy.js';
 import { EventQueue } from './event-queue.js';
 import type { LLM } from './llm/types.js';
@@ -57,7 +57,7 @@ export interface AgentOptions {
   authenticator?: Authenticator;
   /** Client-side raw credential for outgoing calls, handed to an `'http'` transport. */
   credentials?: string;
-  /** Capability policy, or its rule map. Default: allow everything (SPEC.md). */
+  /** Capability policy, or its rule map. Default, by design: allow everything. */
   policy?: Policy | Record<string, 'allow' | 'deny' | 'require_approval' | boolean>;
   /** Decides `require_approval` actions. Without one such actions fail with ApprovalRequiredError. */
   approvalHandler?: ApprovalHandler;
@@ -112,7 +112,7 @@ const ambient = new AsyncLocalStorage<Ambient>();
  * An agent: runs tasks with a RunContext, budget, policy, approvals, cancellation and events, and
  * implements core's TaskHandler so any transport can serve it.
  */
-export class Agent implements TaskHandler, RunHost {
+export class Agent implements TaskHandler {
   readonly transport: Transport | null;
   readonly policy: Policy | null;
   readonly approvalHandler: ApprovalHandler | null;
@@ -123,15 +123,17 @@ export class Agent implements TaskHandler, RunHost {
   readonly budget: RunBudget | null;
   readonly verbosity: number;
   readonly defaultMaxSteps: number;
-  readonly tools = new ToolRegistry();
-  readonly registry: TaskRegistry;
+  private readonly tools = new ToolRegistry();
+  private readonly registry: TaskRegistry;
+  /** What a TaskRun reads of its agent; kept apart so the run's plumbing stays off the public API. */
+  private readonly host: RunHost;
   private readonly authenticator: Authenticator | null;
   private readonly executeOption: ExecuteFunction | null;
   private readonly warningRatio: number;
   private readonly streamBufferSize: number;
   private readonly onObserverError: ((error: unknown, where: string) => void) | null;
-  /** @internal Where unexpected failures of user logic are logged. */
-  readonly logger: Logger;
+  /** Where unexpected failures of user logic are logged. */
+  private readonly logger: Logger;
   private baseCard: AgentCard;
   private readonly childCancels = new Set<Promise<void>>();
 
@@ -177,6 +179,22 @@ export class Agent implements TaskHandler, RunHost {
       throw new ValueError('warningRatio must be a number between 0 and 1');
     }
     for (const tool of options.tools ?? []) this.registerTool(tool);
+    this.host = {
+      name: this.name,
+      policy: this.policy,
+      approvalHandler: this.approvalHandler,
+      tools: this.tools,
+      llm: this.llm,
+      instructions: this.instructions,
+      defaultMaxSteps: this.defaultMaxSteps,
+      verbosity: this.verbosity,
+      eventSink: this.eventSink,
+      runStore: this.runStore,
+      registry: this.registry,
+      logger: this.logger,
+      delegate: (target, task, run) => this.delegate(target, task, run),
+      reportObserverError: (error, where) => this.reportObserverError(error, where),
+    };
     if (options.transport === 'http') {
       this.transport = loadHttpTransport({
         url: this.baseCard.url,
@@ -380,8 +398,8 @@ export class Agent implements TaskHandler, RunHost {
     return reply;
   }
 
-  /** @internal Delegation, used by `sendTaskTo` and `run.sendTaskTo`. */
-  async delegate(target: string, task: Task, run: TaskRun | null): Promise<Task> {
+  /** Delegation, used by `sendTaskTo` and `run.sendTaskTo`. */
+  private async delegate(target: string, task: Task, run: TaskRun | null): Promise<Task> {
     const transport = this.transport;
     if (!transport)
       throw new ValueError('sendTaskTo needs a transport: pass one to new Agent({ transport })');
@@ -434,8 +452,8 @@ export class Agent implements TaskHandler, RunHost {
     await run.addMessage(createMessage(result.content, { role: 'agent' }));
   }
 
-  /** @internal */
-  reportObserverError(error: unknown, where: string): void {
+  /** Hands a failure of a sink, recorder, run store or child cancel to `onObserverError`. */
+  private reportObserverError(error: unknown, where: string): void {
     try {
       this.onObserverError?.(error, where);
     } catch {
@@ -457,7 +475,7 @@ export class Agent implements TaskHandler, RunHost {
       ? new RunRecorder({ agentName: this.name, context: context.toDict() })
       : null;
     task.state = 'working';
-    run = new TaskRun(this, task, context, token, tracker, queue, recorder);
+    run = new TaskRun(this.host, task, context, token, tracker, queue, recorder);
     this.registry.register(run);
     return run;
   }
@@ -471,7 +489,7 @@ export class Agent implements TaskHandler, RunHost {
       const work = ambient.run({ agent: this, run }, () =>
         Promise.resolve().then(() => this.execute(run.task, run.handle)),
       );
-      const result = await raceAbort(work, run.token.signal);
+      const result = await raceAbort(work, run.token.signal, abortError);
       run.token.raiseIfCancelled();
       if (isRecord(result) && result !== run.task) adoptResult(run.task, result as Task);
       await run.finish({ state: resultState(run.task.state) });

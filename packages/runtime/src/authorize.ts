@@ -5,9 +5,10 @@ import {
   TaskCanceledError,
   type JsonObject,
 } from '@agent/core';
+import { raceAbort } from '@agent/core/internal';
 import { createApprovalRequest, normalizeDecision, type ApprovalHandler } from './approvals.js';
 import type { BudgetTracker } from './budget-tracker.js';
-import { raceAbort, type CancellationToken } from './cancellation.js';
+import { abortError, type CancellationToken } from './cancellation.js';
 import { evaluatePolicy, type Policy, type PolicyDecision } from './capability-policy.js';
 import type { RunAction } from './run-action.js';
 import type { RunContext } from './run-context.js';
@@ -28,7 +29,7 @@ export interface ActionScope {
 }
 
 /**
- * SPEC.md "Action authorization flow" for a prepared action: `action.requested`, policy
+ * The action authorization flow for a prepared action: `action.requested`, policy
  * (`action.policy`), then allow, deny (`action.denied` + ActionDeniedError) or approval
  * (`approval.required`, the handler, `approval.decided`). Resolves only when the action may run;
  * nothing has been performed when it rejects.
@@ -43,7 +44,11 @@ export async function authorizeAction(action: RunAction, scope: ActionScope): Pr
     summary: `${action.kind} ${action.name} requested`,
   });
   scope.token.raiseIfCancelled();
-  const decision = await raceAbort(evaluatePolicy(scope.policy, action, scope.context), scope.token.signal);
+  const decision = await raceAbort(
+    evaluatePolicy(scope.policy, action, scope.context),
+    scope.token.signal,
+    abortError,
+  );
   await scope.emit({
     type: 'action.policy',
     ...ids,
@@ -75,6 +80,7 @@ export async function authorizeAction(action: RunAction, scope: ActionScope): Pr
           handler(structuredClone(request), { signal: scope.token.signal, context: scope.context }),
         ),
         scope.token.signal,
+        abortError,
       );
     } catch (error) {
       if (scope.token.isCancelled || error instanceof TaskCanceledError) throw error;
@@ -151,7 +157,7 @@ export async function performAction<T>(
   scope.token.raiseIfCancelled();
   let result: T;
   try {
-    result = await raceAbort(work(scope.token.signal), scope.token.signal);
+    result = await raceAbort(work(scope.token.signal), scope.token.signal, abortError);
   } catch (error) {
     if (scope.token.isCancelled || error instanceof TaskCanceledError) throw error;
     const failure = AgentError.from(error);
@@ -184,7 +190,11 @@ export async function runTool(tool: RegisteredTool, rawArgs: unknown, scope: Act
   const args = tool.validate(rawArgs);
   // The handler gets its own copy, so nothing done to the arguments during approval can reach it.
   const frozenArgs = structuredClone(args);
-  const action = await raceAbort(tool.buildAction(structuredClone(args), scope.context), scope.token.signal);
+  const action = await raceAbort(
+    tool.buildAction(structuredClone(args), scope.context),
+    scope.token.signal,
+    abortError,
+  );
   await authorizeAction(action, scope);
   const checked = tool.validate(frozenArgs);
   if (scope.tracker) await scope.tracker.reserveToolCall();

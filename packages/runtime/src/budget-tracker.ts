@@ -25,7 +25,10 @@ export interface BudgetTrackerOptions {
 type Counter = 'steps' | 'llm_calls' | 'tool_calls' | 'input_tokens' | 'output_tokens';
 
 /**
- * Enforces a RunBudget at SPEC.md's check points. Each `reserve*` call is made before the protected
+ * Enforces a RunBudget at its check points: `max_steps` before each inference step, `max_llm_calls`
+ * and `max_input_tokens` (the ContextManifest's estimate) before a model call, `max_tool_calls`
+ * before a tool executes, `max_output_tokens` once usage or an estimate exists, and
+ * `max_runtime_seconds` at every one of them. Each `reserve*` call is made before the protected
  * operation and counts it at once, so operations started together cannot all pass one check; a
  * reservation that would go over the limit emits `budget.exceeded` and throws BudgetExceededError
  * without counting. Equality with a limit is allowed; going past it is not.

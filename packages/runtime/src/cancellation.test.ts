@@ -10,7 +10,8 @@ import {
 import { InMemoryEventSink } from '@agent/events';
 import { Agent } from './agent.js';
 import { approve } from './approvals.js';
-import { CancellationToken, raceAbort, sleep } from './cancellation.js';
+import { raceAbort, sleep } from '@agent/core/internal';
+import { abortError, CancellationToken } from './cancellation.js';
 import { aborted, deferred, finalStatuses, types } from './test-support/helpers.js';
 import { InProcessNetwork } from './test-support/in-process-transport.js';
 import { ScriptedLLM } from './testing/index.js';
@@ -318,15 +319,27 @@ describe('cancellation primitives', () => {
     expect(calls).toEqual(['a', 'late']);
   });
 
-  it('sleep and raceAbort reject with the TaskCanceledError', async () => {
+  it("core's sleep and raceAbort, with abortError, reject with the TaskCanceledError", async () => {
     const token = new CancellationToken();
-    const waiting = sleep(60_000, token.signal);
-    const racing = raceAbort(new Promise(() => undefined), token.signal);
+    const waiting = sleep(60_000, token.signal, abortError);
+    const racing = raceAbort(new Promise(() => undefined), token.signal, abortError);
     token.cancel('now');
     await expect(waiting).rejects.toBeInstanceOf(TaskCanceledError);
     await expect(racing).rejects.toThrow('Task canceled: now');
-    await expect(sleep(1, token.signal)).rejects.toBeInstanceOf(TaskCanceledError);
+    await expect(sleep(1, token.signal, abortError)).rejects.toBeInstanceOf(TaskCanceledError);
     await expect(sleep(1)).resolves.toBeUndefined();
+  });
+
+  it('abortError keeps an Error reason and turns a string reason into a TaskCanceledError', async () => {
+    const foreign = new AbortController();
+    foreign.abort('user left');
+    await expect(raceAbort(new Promise(() => undefined), foreign.signal, abortError)).rejects.toThrow(
+      new TaskCanceledError('Task canceled: user left'),
+    );
+    const withError = new AbortController();
+    const reason = new RangeError('custom');
+    withError.abort(reason);
+    expect(abortError(withError.signal)).toBe(reason);
   });
 });
 

@@ -1,5 +1,4 @@
 import { TaskCanceledError } from '@agent/core';
-import { raceAbort as coreRaceAbort, sleep as coreSleep } from '@agent/core/internal';
 
 /**
  * The live cancel switch of one task: an AbortController whose reason is a TaskCanceledError.
@@ -54,19 +53,13 @@ export class CancellationToken {
   }
 }
 
-/** The TaskCanceledError a signal was aborted with, or a new one for a foreign reason. */
+/**
+ * The TaskCanceledError a signal was aborted with, or a new one for a foreign reason. The runtime
+ * passes it to core's `raceAbort` and `sleep` (`@agent/core/internal`), so a waiter always rejects
+ * with an Error: the reason when it is one, else a TaskCanceledError (naming a string reason).
+ */
 export function abortError(signal: AbortSignal): Error {
   const reason = signal.reason as unknown;
   if (reason instanceof Error) return reason;
   return new TaskCanceledError(typeof reason === 'string' ? `Task canceled: ${reason}` : undefined);
-}
-
-/** Settles with `work`, or rejects with the TaskCanceledError as soon as `signal` aborts. */
-export function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return coreRaceAbort(work, signal, abortError);
-}
-
-/** Waits `ms` milliseconds; rejects with the abort reason (TaskCanceledError) when `signal` aborts first. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return coreSleep(ms, signal, abortError);
 }

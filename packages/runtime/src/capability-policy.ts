@@ -19,7 +19,7 @@ export interface Policy {
 }
 
 export interface CapabilityPolicyOptions {
-  /** Outcome for capabilities no rule matches, and for actions that declare none. Default `allow` (SPEC.md). */
+  /** Outcome for capabilities no rule matches, and for actions that declare none. Default `allow`, by design. */
   defaultRule?: PermissionRule;
 }
 

@@ -31,7 +31,7 @@ export {
   type ApprovalHandlerOptions,
   type ApprovalRequest,
 } from './approvals.js';
-export { CancellationToken, raceAbort, sleep } from './cancellation.js';
+export { CancellationToken } from './cancellation.js';
 export type { ToolContext, ToolDeclaration, ToolDefinition, RegisteredTool } from './tools.js';
 export type { RuntimeEventInput } from './run-events.js';
 export type {
@@ -50,7 +50,7 @@ export type { InferenceResult } from './llm/inference-loop.js';
 export { buildManifest, type BuildManifestOptions } from './llm/manifest.js';
 export { estimateTokens, estimateMessageTokens, estimateToolTokens } from './llm/tokens.js';
 export { OpenAICompatibleLLM, type OpenAICompatibleLLMOptions } from './llm/openai-compatible.js';
-// Re-exported so users build manifests and errors from one import (DESIGN.md §1).
+// Re-exported so users build manifests and errors from one import (the runtime depends on events anyway).
 export { ContextManifest, type ContextManifestData } from '@agent/events';
 export {
   ActionDeniedError,

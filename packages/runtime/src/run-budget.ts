@@ -1,7 +1,7 @@
 import { ValidationError, type RunBudgetData } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
 
-/** The six limits of SPEC.md "RunBudget", by their snake_case (wire) names. */
+/** The six limits a RunBudget can set, by their snake_case (wire) names. */
 export const BUDGET_LIMITS = [
   'max_steps',
   'max_llm_calls',

@@ -42,8 +42,9 @@ export function newTraceId(): string {
 }
 
 /**
- * The execution envelope of one run (SPEC.md "RunContext"). Immutable: `child`, `cancel` and
- * `withAgent` return new contexts, so a snapshot stored in a task never changes under its reader.
+ * The execution envelope of one run (ids, agent chain, permissions, budget), stored serialized at
+ * `task.metadata.run_context`. Immutable: `child`, `cancel` and `withAgent` return new contexts, so a
+ * snapshot stored in a task never changes under its reader.
  */
 export class RunContext {
   readonly runId: string;

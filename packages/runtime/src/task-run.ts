@@ -1,5 +1,4 @@
 import {
-  toWireError,
   type Logger,
   isTerminalState,
   nowIso,
@@ -12,12 +11,12 @@ import {
   type TaskEvent,
   type TaskState,
 } from '@agent/core';
-import { finalStatusEvent, isRecord } from '@agent/core/internal';
+import { finalStatusEvent, isRecord, sleep, toWireError } from '@agent/core/internal';
 import type { EventSink, RunRecorder, RunStore } from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';
 import { runTool, type ActionScope } from './authorize.js';
 import type { BudgetTracker } from './budget-tracker.js';
-import { sleep, type CancellationToken } from './cancellation.js';
+import { abortError, type CancellationToken } from './cancellation.js';
 import type { Policy } from './capability-policy.js';
 import type { EventQueue } from './event-queue.js';
 import { runInferenceLoop, type InferenceResult } from './llm/inference-loop.js';
@@ -343,7 +342,7 @@ export class TaskRun implements ActiveTask {
           message: jsonClone(message),
         });
       },
-      sleep: (ms) => sleep(ms, run.token.signal),
+      sleep: (ms) => sleep(ms, run.token.signal, abortError),
       infer: (options) => run.infer(options),
       sendTaskTo: (target, task) => run.host.delegate(target, task, run),
     };

@@ -1,5 +1,5 @@
 /**
- * RunStore: durable task snapshots and run reports (SPEC.md "Stored run records"). Separate from
+ * RunStore: durable task snapshots and run reports, stored as JSON with indexed ids. Separate from
  * the key/value `Storage` for agent state: this one is append-mostly, indexed and prunable.
  */
 import type { JsonObject, RunContextData, Task } from '@agent/core';

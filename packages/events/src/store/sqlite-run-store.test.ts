@@ -27,7 +27,7 @@ describeRunStore('SqliteRunStore', {
 });
 
 describe('SqliteRunStore file behaviour', () => {
-  it('uses WAL and the indexed columns of SPEC.md', () => {
+  it('uses WAL and indexes the documented columns', () => {
     const path = join(dir, 'schema.db');
     const store = new SqliteRunStore({ path });
     expect(store.journalMode).toBe('wal');

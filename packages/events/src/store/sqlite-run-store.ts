@@ -117,7 +117,7 @@ function sqliteError(error: unknown, context: string): AgentError {
   });
 }
 
-/** Opens synchronously (DESIGN.md §4.1); every method is still async so backends stay swappable. */
+/** Opens synchronously, by design; every method is still async so backends stay swappable. */
 export class SqliteRunStore implements RunStore {
   readonly path: string;
   readonly #db: BetterSqlite3.Database;

@@ -1,6 +1,6 @@
 /**
- * Storage: the generic key/value interface for agent state (SPEC.md keeps it apart from the run
- * store). Values are JSON; every method is async so a networked backend fits the same shape.
+ * Storage: the generic key/value interface for agent state, kept apart from the run store by
+ * design. Values are JSON; every method is async so a networked backend fits the same shape.
  */
 import { UnavailableError, ValueError, type JsonValue } from '@agent/core';
 import { snapshot } from '../clone.js';

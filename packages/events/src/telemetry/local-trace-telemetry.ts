@@ -341,7 +341,7 @@ export class LocalTraceTelemetry extends SequencedEventSink {
       const task = isRecord(payload.task) && isRecord(payload.task.metadata) ? payload.task.metadata : {};
       this.#setError(run.root, task.error, 'failed');
     }
-    // Cancellation is an outcome, not a failure (SPEC.md): marked, status left unset.
+    // Cancellation is an outcome, not a failure (it is never a `task.error` nor `failed`): marked, status left unset.
     if (state === 'canceled') run.root.attributes[ATTR.errorType] = 'cancelled';
     this.#end(run.root, event.timestamp);
     this.#runs.delete(run.key);

@@ -1,6 +1,6 @@
 /**
  * The span records LocalTraceTelemetry keeps and exports. Names and attribute keys follow the
- * OpenTelemetry GenAI semantic conventions (research/runtime-anchors.md §4), pinned here because
+ * OpenTelemetry GenAI semantic conventions (opentelemetry.io/docs/specs/semconv/gen-ai), pinned here because
  * those conventions are still marked Development and move between releases.
  */
 

@@ -6,8 +6,9 @@ import {
   BudgetExceededError,
   TaskCanceledError,
 } from '@agent/core';
+import { raceAbort } from '@agent/core/internal';
 import type { BudgetTracker } from '../budget-tracker.js';
-import { raceAbort, type CancellationToken } from '../cancellation.js';
+import { abortError, type CancellationToken } from '../cancellation.js';
 import type { RunContext } from '../run-context.js';
 import type { EmitFunction } from '../run-events.js';
 import { buildManifest } from './manifest.js';
@@ -99,7 +100,7 @@ export async function runInferenceLoop(options: InferenceLoopOptions): Promise<I
     const response =
       options.stream && llm.stream
         ? await streamCall(llm.stream.bind(llm), request, token, emit)
-        : await raceAbort(llm.generate(request, { signal: token.signal }), token.signal);
+        : await raceAbort(llm.generate(request, { signal: token.signal }), token.signal, abortError);
     token.raiseIfCancelled();
     const latencyMs = Math.round((performance.now() - started) * 10) / 10;
     const toolCalls = Array.isArray(response.toolCalls) ? response.toolCalls : [];
@@ -188,7 +189,7 @@ async function streamCall(
   let finished = false;
   try {
     for (;;) {
-      const next = await raceAbort(iterator.next(), token.signal);
+      const next = await raceAbort(iterator.next(), token.signal, abortError);
       if (next.done) {
         finished = true;
         break;

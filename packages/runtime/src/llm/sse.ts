@@ -1,4 +1,5 @@
-import { raceAbort } from '../cancellation.js';
+import { raceAbort } from '@agent/core/internal';
+import { abortError } from '../cancellation.js';
 
 /**
  * The `data:` payloads of a text/event-stream body, one per event (multi-line data joined with
@@ -14,7 +15,7 @@ export async function* readSseData(
   let data: string[] = [];
   try {
     for (;;) {
-      const { done, value } = await raceAbort(reader.read(), signal);
+      const { done, value } = await raceAbort(reader.read(), signal, abortError);
       buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
       let newline = buffer.search(/\r\n|\n|\r/);
       while (newline >= 0) {
