@@ -3,6 +3,7 @@ export {
   ServerPipeline,
   ServerCall,
   SHUTDOWN_REASON,
+  settlesWithin,
   type ServerPipelineOptions,
   type ServerState,
 } from './pipeline.js';
@@ -14,12 +15,10 @@ export {
   createJsonLogger,
   getDefaultLogger,
   silentLogger,
-  toWireError,
-  INTERNAL_MESSAGE,
   type Logger,
   type LogLevel,
-  type ErrorSite,
 } from '@agent/core';
+export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from '@agent/core/internal';
 export {
   checkOptionNames,
   lifecycleSettings,
@@ -31,4 +30,5 @@ export {
   type LifecycleSettings,
 } from './transport-options.js';
 export { TransportBase, type TransportDefinition } from './transport-base.js';
+export { clientCredentialsFrom, authenticateClient, type ClientAuthOptions } from './client-auth.js';
 export { isLocalHost, isValidPort, formatHostPort, withPort } from './local-url.js';

@@ -10,10 +10,9 @@ import {
   type TaskHandler,
   type TransportKind,
   getDefaultLogger,
-  toWireError,
   type Logger,
 } from '@agent/core';
-import { normalizeHeaders, parseCancelRequest, readTaskPayload } from '@agent/core/internal';
+import { normalizeHeaders, parseCancelRequest, readTaskPayload, toWireError } from '@agent/core/internal';
 import { authenticateRequest, type Authenticator } from '@agent/auth';
 import { withSecuritySchemes } from './card.js';
 import type { OperationName, RequestInfo } from './request.js';
@@ -131,6 +130,16 @@ export class ServerPipeline {
       (security) => new ServerCall(request, security, this.transport),
       (error: unknown) => Promise.reject(this.wireError(error, 'authenticate')),
     );
+  }
+
+  /**
+   * A further request on a connection whose handshake {@link open} authenticated already (one frame
+   * on a WebSocket), run under the connection's security context without authenticating again.
+   * While stopping, `send` and `stream` refuse it like any new work; a cancel still passes, so a
+   * caller can stop its own task during the drain.
+   */
+  openOn(connection: ServerCall, request: RequestInfo): ServerCall {
+    return new ServerCall(request, connection.security, this.transport);
   }
 
   /** `send_task`: runs the task to its end and resolves with the finished Task. */

@@ -101,23 +101,30 @@ export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
     }
     if (this.finished) return DONE;
     if (step.done) return this.endWith(new InternalError(MISSING_FINAL_MESSAGE));
-    if (isFinalEvent(step.value)) this.finish();
+    if (isFinalEvent(step.value)) {
+      this.finish();
+      // Nobody asks the handler for more after its final status: let its cleanup (`finally`) run.
+      this.releaseSource();
+    }
     return this.give(step.value);
   }
 
   async return(): Promise<IteratorResult<TaskEvent>> {
     if (!this.finished) {
       this.finish();
-      const source = this.source;
-      if (source?.return) {
-        // The handler may be parked on an await: let it clean up on its own time.
-        void Promise.resolve()
-          .then(() => source.return?.())
-          .catch(() => undefined);
-      }
+      this.releaseSource();
     }
     this.pending = [];
     return DONE;
+  }
+
+  /** Tells the handler's iterator to finish, in the background: it may be parked on an await. */
+  private releaseSource(): void {
+    const source = this.source;
+    if (!source?.return) return;
+    void Promise.resolve()
+      .then(() => source.return?.())
+      .catch(() => undefined);
   }
 
   private give(event: TaskEvent): IteratorResult<TaskEvent> {

@@ -15,7 +15,8 @@ import {
   type Logger,
 } from '@agent/core';
 import { describeComponent, parseTransportUrl, type TransportAddress } from '@agent/core/internal';
-import { ClientCredentials, type Authenticator, type SecurityContext } from '@agent/auth';
+import type { Authenticator, ClientCredentials, SecurityContext } from '@agent/auth';
+import { authenticateClient, clientCredentialsFrom } from './client-auth.js';
 import { isLocalHost, isValidPort, withPort } from './local-url.js';
 import { ServerPipeline } from './pipeline.js';
 import {
@@ -85,9 +86,7 @@ export abstract class TransportBase<
     if (options.tls && !this.address.secure && (options.tls.cert || options.tls.key)) {
       throw new ValueError(`tls.cert/tls.key are set but the URL scheme is ${this.address.scheme}`);
     }
-    if (options.credentials !== undefined && !options.authenticator) {
-      throw new ValueError('credentials need an authenticator, which builds what the client sends');
-    }
+    const credentials = clientCredentialsFrom(options);
     const settings = lifecycleSettings(options);
     this.definition = definition;
     this.kind = definition.kind;
@@ -102,9 +101,7 @@ export abstract class TransportBase<
     this.configuredUrl = options.url;
     this.url = options.url;
     this.port = this.address.port;
-    if (options.authenticator && options.credentials !== undefined) {
-      this.credentials = new ClientCredentials(options.authenticator, options.credentials);
-    }
+    this.credentials = credentials;
   }
 
   /** The pipeline while serving. */
@@ -224,9 +221,7 @@ export abstract class TransportBase<
 
   /** Authenticates `credentials` now; later calls send what the resulting context builds. */
   async authenticate(credentials: string): Promise<SecurityContext> {
-    if (!this.authenticator) throw new ValueError('authenticate() needs an authenticator');
-    const store = this.credentials ?? new ClientCredentials(this.authenticator, credentials);
-    const context = await store.authenticate(credentials);
+    const { store, context } = await authenticateClient(this.authenticator, this.credentials, credentials);
     this.credentials = store;
     return context;
   }

@@ -58,7 +58,9 @@ export function checkOptionNames(owner: string, options: object, accepted: reado
 }
 
 /** Reads the shared lifecycle numbers with their defaults; 0 is a valid `timeoutMs` (no deadline). */
-export function lifecycleSettings(options: TransportOptions): LifecycleSettings {
+export function lifecycleSettings(
+  options: Pick<TransportOptions, 'timeoutMs' | 'stopGraceMs' | 'maxBodyBytes'>,
+): LifecycleSettings {
   return {
     timeoutMs: numberOption('timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS),
     stopGraceMs: numberOption('stopGraceMs', options.stopGraceMs, DEFAULT_STOP_GRACE_MS),

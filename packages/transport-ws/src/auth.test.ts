@@ -97,7 +97,7 @@ describe('handshake authentication', () => {
       { Authorization: 'Bearer nope' },
     ];
     for (const headers of attempts) {
-      const result = await refusedHandshake(`${server.url}/ws`, headers);
+      const result = await refusedHandshake(server.url, headers);
       expect(result).toEqual({
         status: 401,
         opened: false,
@@ -105,7 +105,7 @@ describe('handshake authentication', () => {
       });
       expect(JSON.stringify(result.body)).not.toContain('nope');
     }
-    expect(await refusedHandshake(`${server.url}/ws/control`, { 'X-API-Key': 'nope' })).toMatchObject({
+    expect(await refusedHandshake(`${server.url}/control`, { 'X-API-Key': 'nope' })).toMatchObject({
       status: 401,
       opened: false,
     });
@@ -114,11 +114,11 @@ describe('handshake authentication', () => {
   it('reads query credentials (api_key, apikey, token) when headers carry none', async () => {
     const { server, handler } = await serve({ authenticator: apiKeyAuth() });
     for (const name of ['api_key', 'apikey', 'token']) {
-      expect(await refusedHandshake(`${server.url}/ws?${name}=wrong`)).toMatchObject({
+      expect(await refusedHandshake(`${server.url}/?${name}=wrong`)).toMatchObject({
         status: 401,
         opened: false,
       });
-      const raw = await rawSocket(`${server.url}/ws?${name}=${KEY}`);
+      const raw = await rawSocket(`${server.url}/?${name}=${KEY}`);
       raw.send({ op: 'agent.card', id: name });
       expect(await raw.next((f) => f.id === name)).toMatchObject({ op: 'result', card: { name: 'demo' } });
     }

@@ -4,16 +4,22 @@ import {
   errorClassFor,
   errorCodeForHttpStatus,
   InternalError,
-  isRecord,
   newId,
   PayloadTooLargeError,
   UnavailableError,
   type TaskEvent,
   type TlsOptions,
 } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
-import { parseResponseFrame, type RequestFrame, type ResponseFrame, type ResultFrame } from './frames.js';
+import {
+  frameText,
+  parseResponseFrame,
+  type CallFrame,
+  type ResponseFrame,
+  type ResultFrame,
+} from './codec.js';
 import { startKeepalive } from './keepalive.js';
 
 export interface ClientConnectionOptions {
@@ -29,17 +35,13 @@ export interface ClientConnectionOptions {
 
 export interface CallOptions {
   signal?: AbortSignal;
-  /** No deadline when undefined. */
+  /** No deadline when undefined or 0. */
   timeoutMs?: number;
   onEvent?: (event: TaskEvent) => void;
 }
 
-type OutgoingFrame =
-  Exclude<RequestFrame, { op: 'call.abort' }> extends infer F
-    ? F extends RequestFrame
-      ? Omit<F, 'id'>
-      : never
-    : never;
+/** A call frame as a caller hands it over: the connection picks its `id`. */
+export type OutgoingFrame = CallFrame extends infer F ? (F extends CallFrame ? Omit<F, 'id'> : never) : never;
 
 interface PendingCall {
   onEvent?: (event: TaskEvent) => void;
@@ -49,7 +51,6 @@ interface PendingCall {
 /** One client socket (data or control) with many calls in flight, matched by request id. */
 export class ClientConnection {
   private readonly calls = new Map<string, PendingCall>();
-  private readonly pausedBy = new Set<string>();
   private closeListeners: Array<() => void> = [];
 
   private constructor(
@@ -110,7 +111,6 @@ export class ClientConnection {
         ...(options.onEvent ? { onEvent: options.onEvent } : {}),
         settle: (error, resultFrame) => {
           this.calls.delete(id);
-          this.resume(id);
           clearTimeout(timer);
           options.signal?.removeEventListener('abort', onAbort);
           if (error) reject(error);
@@ -127,7 +127,7 @@ export class ClientConnection {
       }
       this.calls.set(id, pending);
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      if (options.timeoutMs !== undefined) {
+      if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
         timer = setTimeout(
           () => this.abortCall(id, new DeadlineExceededError(`No answer within ${options.timeoutMs} ms`)),
           options.timeoutMs,
@@ -149,17 +149,6 @@ export class ClientConnection {
     if (this.isOpen) this.socket.send(JSON.stringify({ op: 'call.abort', id }));
   }
 
-  /** Stops reading the socket while a stream consumer is behind (bounded client-side buffering). */
-  pause(id: string): void {
-    this.pausedBy.add(id);
-    if (!this.socket.isPaused) this.socket.pause();
-  }
-
-  resume(id: string): void {
-    if (!this.pausedBy.delete(id)) return;
-    if (this.pausedBy.size === 0 && this.socket.isPaused) this.socket.resume();
-  }
-
   close(): void {
     if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING)
       this.socket.close(1000);
@@ -172,12 +161,7 @@ export class ClientConnection {
   private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
     let frame: ResponseFrame;
     try {
-      if (isBinary) throw new InternalError('Unexpected binary frame from server');
-      frame = parseResponseFrame(
-        Array.isArray(data)
-          ? Buffer.concat(data).toString('utf8')
-          : Buffer.from(data as ArrayBuffer).toString('utf8'),
-      );
+      frame = parseResponseFrame(frameText(data, isBinary));
     } catch (error) {
       this.failAll(
         new InternalError(`WebSocket protocol error: ${(error as Error).message}`, { cause: error }),

@@ -1,6 +1,7 @@
 // Public API of @agent/transport-ws: anything exported here is public.
 export { WebSocketTransport, type SendTaskStreamOptions } from './websocket-transport.js';
 export type { WebSocketTransportOptions } from './options.js';
+export { SlowConsumerError } from './client-stream.js';
 // The frame shapes, for peers (browsers, other languages) that speak the protocol directly.
 export type {
   TaskSendFrame,
@@ -12,4 +13,4 @@ export type {
   ResultFrame,
   ErrorFrame,
   ResponseFrame,
-} from './frames.js';
+} from './codec.js';

@@ -8,8 +8,8 @@ afterEach(closeAll);
 describe('ping/pong keepalive', () => {
   it('the server terminates a peer that stops answering pings and aborts its calls; live peers stay', async () => {
     const { server, handler } = await serve({ pingIntervalMs: 50 });
-    const live = await rawSocket(`${server.url}/ws`);
-    const dead = await rawSocket(`${server.url}/ws`, { autoPong: false });
+    const live = await rawSocket(server.url);
+    const dead = await rawSocket(server.url, { autoPong: false });
     const hung = task('hang');
     dead.send({ op: 'task.send', id: 'h', task: hung, stream: true });
     await handler.whenRunning(hung.id);

@@ -1,79 +1,68 @@
-import type { Authenticator } from '@agent/auth';
-import { ValueError, type TlsOptions, numberOption } from '@agent/core';
+import type { TransportOptions } from '@agent/server';
+import { numberOption } from '@agent/core/internal';
 
-export interface WebSocketTransportOptions {
-  /**
-   * Server address (`ws://host:port[/base]` or `wss://…` with `tls`); port `0` picks a free port.
-   * Also the default target of `sendTaskStream`. The data socket is `<url>/ws`, control `<url>/ws/control`.
-   */
-  url: string;
-  /** Deadline of one unary call (send_task, cancel_task, get_card) in milliseconds. Default 30 000. */
-  timeoutMs?: number;
-  /** Server side: checks every upgrade. Client side (with `credentials`): builds the handshake headers. */
-  authenticator?: Authenticator | null;
-  /** Client side raw credential, authenticated lazily on the first call. */
-  credentials?: string;
-  /** TLS for `wss` (server certificate, CA, mutual TLS). */
-  tls?: TlsOptions;
+/**
+ * The shared transport vocabulary (`url`, `authenticator`, `credentials`, `tls`, `timeoutMs`,
+ * `stopGraceMs`, `maxBodyBytes`, `validateSchema`, `logger`) plus what only a WebSocket has.
+ */
+export interface WebSocketTransportOptions extends TransportOptions {
   /** Ping period in milliseconds on both sides; a peer that misses one pong is terminated. 0 disables. Default 30 000. */
   pingIntervalMs?: number;
-  /** Per-socket send buffer in bytes; producers pause while `bufferedAmount` is above it. Default 1 MiB. */
+  /** Server: per-socket send buffer in bytes; producers wait while `bufferedAmount` is above it. Default 1 MiB. */
   maxBufferedBytes?: number;
-  /** Largest accepted incoming frame in bytes (server); larger frames close the socket with 1009. Default 4 MiB. */
-  maxBodyBytes?: number;
-  /** Concurrent requests one server socket may run; more get `UNAVAILABLE` error frames. Default 1024. */
+  /** Server: concurrent requests one socket may run; more get `UNAVAILABLE` error frames. Default 1024. */
   maxInFlightPerSocket?: number;
-  /** Client side: events buffered per stream before the socket stops reading. Default 1024. */
+  /**
+   * Client: events one stream may hold for a consumer that has not read them yet. A stream that
+   * falls further behind fails on its own with `SlowConsumerError`; the other calls on the socket
+   * go on. Default 1024.
+   */
   maxQueuedEvents?: number;
-  /** How long `stop()` lets in-flight calls finish before aborting them, in milliseconds. Default 5 000. */
-  shutdownGraceMs?: number;
 }
 
-export interface ResolvedOptions {
-  url: string;
-  timeoutMs: number;
+/** The option names this transport accepts beyond the shared ones. */
+export const WS_OPTION_NAMES = [
+  'pingIntervalMs',
+  'maxBufferedBytes',
+  'maxInFlightPerSocket',
+  'maxQueuedEvents',
+] as const satisfies readonly (keyof WebSocketTransportOptions)[];
+
+export interface WsSettings {
   pingIntervalMs: number;
   maxBufferedBytes: number;
-  maxBodyBytes: number;
   maxInFlightPerSocket: number;
   maxQueuedEvents: number;
-  shutdownGraceMs: number;
 }
 
-export const DEFAULTS = {
-  timeoutMs: 30_000,
+export const WS_DEFAULTS: WsSettings = {
   pingIntervalMs: 30_000,
   maxBufferedBytes: 1024 * 1024,
-  maxBodyBytes: 4 * 1024 * 1024,
   maxInFlightPerSocket: 1024,
   maxQueuedEvents: 1024,
-  shutdownGraceMs: 5_000,
-} as const;
+};
 
-export function resolveOptions(options: WebSocketTransportOptions): ResolvedOptions {
-  if (typeof options?.url !== 'string' || options.url === '')
-    throw new ValueError('WebSocketTransport needs a url');
+/** Reads the WebSocket-only options with their defaults; the shared ones are read by `TransportBase`. */
+export function wsSettings(options: WebSocketTransportOptions): WsSettings {
   return {
-    url: options.url,
-    timeoutMs: numberOption('timeoutMs', options.timeoutMs, DEFAULTS.timeoutMs, { min: 1 }),
-    pingIntervalMs: numberOption('pingIntervalMs', options.pingIntervalMs, DEFAULTS.pingIntervalMs, {
-      min: 0,
-    }),
-    maxBufferedBytes: numberOption('maxBufferedBytes', options.maxBufferedBytes, DEFAULTS.maxBufferedBytes, {
-      min: 1,
-    }),
-    maxBodyBytes: numberOption('maxBodyBytes', options.maxBodyBytes, DEFAULTS.maxBodyBytes, { min: 1 }),
+    pingIntervalMs: numberOption('pingIntervalMs', options.pingIntervalMs, WS_DEFAULTS.pingIntervalMs),
+    maxBufferedBytes: numberOption(
+      'maxBufferedBytes',
+      options.maxBufferedBytes,
+      WS_DEFAULTS.maxBufferedBytes,
+      {
+        min: 1,
+      },
+    ),
     maxInFlightPerSocket: numberOption(
       'maxInFlightPerSocket',
       options.maxInFlightPerSocket,
-      DEFAULTS.maxInFlightPerSocket,
-      { min: 1 },
+      WS_DEFAULTS.maxInFlightPerSocket,
+      { min: 1, integer: true },
     ),
-    maxQueuedEvents: numberOption('maxQueuedEvents', options.maxQueuedEvents, DEFAULTS.maxQueuedEvents, {
+    maxQueuedEvents: numberOption('maxQueuedEvents', options.maxQueuedEvents, WS_DEFAULTS.maxQueuedEvents, {
       min: 1,
-    }),
-    shutdownGraceMs: numberOption('shutdownGraceMs', options.shutdownGraceMs, DEFAULTS.shutdownGraceMs, {
-      min: 0,
+      integer: true,
     }),
   };
 }

@@ -4,7 +4,8 @@
  */
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
-import { ServerConnection } from './server-connection.js';
+import { ServerPipeline, silentLogger } from '@agent/server';
+import { SocketSession } from './server-adapter-socket.js';
 import { closeAll, createDemoHandler, rawSocket, until } from './test-support/harness.js';
 
 const LIMIT = 64 * 1024;
@@ -27,13 +28,20 @@ async function serveOne(): Promise<{ url: string; accepted: Promise<WebSocket> }
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   wss = server;
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const pipeline = new ServerPipeline({
+    transport: 'ws',
+    handler: createDemoHandler(),
+    logger: silentLogger,
+  });
+  pipeline.markReady();
+  const handshake = await pipeline.open({ headers: {}, signal: new AbortController().signal });
   const accepted = new Promise<WebSocket>((resolve) =>
     server.once('connection', (socket) => {
-      new ServerConnection({
+      new SocketSession({
         socket,
         kind: 'data',
-        handler: createDemoHandler(),
-        headers: {},
+        pipeline,
+        handshake,
         maxBufferedBytes: LIMIT,
         maxInFlight: 4,
         pingIntervalMs: 0,

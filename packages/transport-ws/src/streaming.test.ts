@@ -7,6 +7,7 @@ import {
   type TaskEvent,
 } from '@agent/core';
 import type { Socket } from 'node:net';
+import { SlowConsumerError } from './client-stream.js';
 import { client, closeAll, collect, rawSocket, serve, task, until } from './test-support/harness.js';
 
 afterEach(closeAll);
@@ -91,8 +92,8 @@ describe('streaming', () => {
 
   it('on the wire, the canceled final event is followed by exactly one result frame and nothing else', async () => {
     const { server, handler } = await serve();
-    const data = await rawSocket(`${server.url}/ws`);
-    const control = await rawSocket(`${server.url}/ws/control`);
+    const data = await rawSocket(server.url);
+    const control = await rawSocket(`${server.url}/control`);
     const sleeping = task('sleep');
     data.send({ op: 'task.send', id: 'run', task: sleeping, stream: true });
     await handler.whenRunning(sleeping.id);
@@ -141,7 +142,7 @@ describe('streaming', () => {
   it('applies back-pressure: a peer that stops reading pauses the producer, and cancels still get through', async () => {
     const total = 1000;
     const { server, handler } = await serve({ maxBufferedBytes: 256 * 1024 });
-    const data = await rawSocket(`${server.url}/ws`);
+    const data = await rawSocket(server.url);
     // Stop reading at the TCP level: the server's socket buffer fills up and stays full.
     const tcp = (data.socket as unknown as { _socket: Socket })._socket;
     tcp.pause();
@@ -170,64 +171,89 @@ describe('streaming', () => {
     ).toHaveLength(total);
   });
 
-  it('bounds client-side buffering: a consumer that stops pulling stalls the server producer', async () => {
+  it('one stream whose consumer stops reading fails on its own; other streams and calls on the socket go on', async () => {
     const total = 1000;
-    const { server, handler } = await serve({ maxBufferedBytes: 256 * 1024 });
-    const stream = client({ maxQueuedEvents: 4 }).subscribe(server.url, task(`flood ${total} 65536`));
-    const iterator = stream[Symbol.asyncIterator]();
-    await iterator.next();
-    let last = -1;
-    while (handler.produced !== last) {
-      last = handler.produced;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const { server, handler } = await serve();
+    const transport = client({ maxQueuedEvents: 4 });
+    const stalled = transport.subscribe(server.url, task(`flood ${total} 65536`))[Symbol.asyncIterator]();
+    // The first event proves the request is running; then this consumer reads nothing more.
+    await stalled.next();
+    const other = await collect(transport.subscribe(server.url, task('stream 20')));
+    expect(other).toHaveLength(22);
+    expect(other.at(-1)).toMatchObject({ final: true, state: 'completed' });
+    await expect(
+      transport.send<Task>(CLIENT_OPERATIONS.send_task, server.url, task('echo still flowing')),
+    ).resolves.toMatchObject({ state: 'completed' });
+    // The stalled stream failed once it fell 4 events behind, and the server stopped producing it.
+    const outcome = await collect({ [Symbol.asyncIterator]: () => stalled }).catch((e: unknown) => e);
+    expect(outcome).toBeInstanceOf(SlowConsumerError);
+    expect(outcome).toMatchObject({ code: 'UNAVAILABLE', data: { max_queued_events: 4 } });
+    await until(() => handler.activeTaskIds.length === 0);
     expect(handler.produced).toBeLessThan(total);
-    let artifacts = 0;
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      if (next.value.type === 'task.artifact') artifacts += 1;
-    }
-    expect(artifacts).toBe(total);
+    expect(handler.cancels).toHaveLength(0);
+    // Each upgrade carries its own Sec-WebSocket-Key, so one key means one socket.
+    expect(new Set(handler.contexts.map((ctx) => ctx.headers['sec-websocket-key'])).size).toBe(1);
   });
 
-  it('stop() with open streams ends each call with UNAVAILABLE, aborts their signals and releases every socket', async () => {
-    const { server, handler } = await serve({ shutdownGraceMs: 0 });
+  it('two streams on one client: the one never read fails, the one read to its end completes', async () => {
+    const { server } = await serve();
+    const transport = client({ maxQueuedEvents: 8 });
+    const neverRead = transport.subscribe(server.url, task('flood 1000 65536'))[Symbol.asyncIterator]();
+    const first = neverRead.next();
+    const read = collect(transport.subscribe(server.url, task('stream 50')));
+    const events = await read;
+    expect(events.at(-1)).toMatchObject({ final: true, state: 'completed' });
+    expect((await first).done).toBe(false);
+    const outcome = await collect({ [Symbol.asyncIterator]: () => neverRead }).catch((e: unknown) => e);
+    expect(outcome).toBeInstanceOf(SlowConsumerError);
+  });
+
+  it('stop() with open calls past stopGraceMs cancels their tasks: streams end canceled, unary calls get the canceled task', async () => {
+    const { server, handler } = await serve({ stopGraceMs: 0 });
     const transport = client();
     const hung = [task('hang'), task('hang'), task('hang')];
-    const streams = hung.map((t) => collect(transport.subscribe(server.url, t)).catch((e: unknown) => e));
-    const unary = transport
-      .send(CLIENT_OPERATIONS.send_task, server.url, task('hang'))
-      .catch((e: unknown) => e);
+    const streams = hung.map((t) => collect(transport.subscribe(server.url, t)));
+    const unary = transport.send<Task>(CLIENT_OPERATIONS.send_task, server.url, task('hang'));
     await Promise.all(hung.map((t) => handler.whenRunning(t.id)));
     await until(() => handler.contexts.length === 4);
     await server.stop();
-    for (const outcome of [...(await Promise.all(streams)), await unary])
-      expect(outcome).toBeInstanceOf(UnavailableError);
-    expect(handler.abortedCalls).toBe(4);
+    for (const events of await Promise.all(streams)) {
+      expect(finals(events)).toHaveLength(1);
+      expect(events.at(-1)).toMatchObject({
+        state: 'canceled',
+        task: { metadata: { cancel_reason: 'server shutting down' } },
+      });
+    }
+    expect(await unary).toMatchObject({
+      state: 'canceled',
+      metadata: { cancel_reason: 'server shutting down' },
+    });
     await server.stop();
     await expect(transport.send(CLIENT_OPERATIONS.get_card, server.url)).rejects.toThrow(UnavailableError);
   });
 
-  it('stop() drains: /readyz says stopping, new tasks are refused, cancels still work, then it resolves', async () => {
-    const { server, handler } = await serve({ shutdownGraceMs: 20_000 });
+  it('stop() drains: /readyz says stopping, new calls are refused, running ones finish, then it resolves', async () => {
+    const { server, handler } = await serve({ stopGraceMs: 60_000 });
     const transport = client();
-    const sleeping = task('sleep');
-    const events = collect(transport.subscribe(server.url, sleeping));
+    const held = task('hold');
+    const events = collect(transport.subscribe(server.url, held));
     // Keeps a failing assertion below from turning into an unhandled rejection at teardown.
     events.catch(() => undefined);
-    await handler.whenRunning(sleeping.id);
+    await handler.whenRunning(held.id);
     const stopped = server.stop();
     const ready = await fetch(`${server.url.replace('ws://', 'http://')}/readyz`);
     expect([ready.status, await ready.json()]).toEqual([503, { status: 'stopping' }]);
+    // On the open data socket, and on new sockets (the handshake is refused with 503).
     await expect(transport.send(CLIENT_OPERATIONS.send_task, server.url, task('echo late'))).rejects.toThrow(
       UnavailableError,
     );
     await expect(client().send(CLIENT_OPERATIONS.get_card, server.url)).rejects.toThrow(UnavailableError);
-    await transport.send(CLIENT_OPERATIONS.cancel_task, server.url, {
-      task_id: sleeping.id,
-      reason: 'shutdown',
-    });
+    await expect(
+      transport.send(CLIENT_OPERATIONS.cancel_task, server.url, { task_id: held.id }),
+    ).rejects.toThrow(UnavailableError);
+    handler.release(held.id);
     const received = await events;
-    expect(received.at(-1)).toMatchObject({ state: 'canceled', final: true });
+    expect(received.at(-1)).toMatchObject({ state: 'completed', final: true });
     await stopped;
   });
 });

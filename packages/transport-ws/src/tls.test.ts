@@ -61,14 +61,14 @@ describe('mutual TLS', () => {
     const auth = new APIKeyAuth({ validKeys: { 'k-123456789': [] } });
     const { server, handler } = await serve({ url: 'wss://127.0.0.1:0', tls: mtls(), authenticator: auth });
     const tls = { ca: pki.ca, cert: pki.clientCert, key: pki.clientKey };
-    const good = client({ tls, authenticator: auth, credentials: 'k-123456789' });
+    const good = client({ url: 'wss://127.0.0.1:0', tls, authenticator: auth, credentials: 'k-123456789' });
     await expect(
       good.send<Task>(CLIENT_OPERATIONS.send_task, server.url, task('echo both')),
     ).resolves.toMatchObject({ state: 'completed' });
     // TLS passes, the application credential is still required.
-    await expect(client({ tls }).send(CLIENT_OPERATIONS.get_card, server.url)).rejects.toThrow(
-      UnauthenticatedError,
-    );
+    await expect(
+      client({ url: 'wss://127.0.0.1:0', tls }).send(CLIENT_OPERATIONS.get_card, server.url),
+    ).rejects.toThrow(UnauthenticatedError);
     expect(handler.contexts).toHaveLength(1);
   });
 
@@ -77,7 +77,11 @@ describe('mutual TLS', () => {
     await expect(
       client({ tls: { ca: pki.ca } }).send(CLIENT_OPERATIONS.get_card, server.url),
     ).rejects.toThrow(UnavailableError);
-    const stranger = client({ tls: { ca: pki.ca, cert: pki.strangerCert, key: pki.strangerKey } });
+    // A client certificate goes with a wss:// client URL (a ws:// one would never use it).
+    const stranger = client({
+      url: 'wss://127.0.0.1:0',
+      tls: { ca: pki.ca, cert: pki.strangerCert, key: pki.strangerKey },
+    });
     await expect(stranger.send(CLIENT_OPERATIONS.get_card, server.url)).rejects.toThrow(UnavailableError);
     expect(handler.contexts).toHaveLength(0);
   });

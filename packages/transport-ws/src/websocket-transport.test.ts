@@ -151,7 +151,7 @@ describe('WebSocketTransport unary calls', () => {
 describe('WebSocketTransport frames', () => {
   it('answers malformed frames with error frames and keeps serving the socket', async () => {
     const { server } = await serve();
-    const raw = await rawSocket(`${server.url}/ws`);
+    const raw = await rawSocket(server.url);
     raw.send('not json');
     expect(await raw.next((f) => f.op === 'error' && f.id === null)).toMatchObject({
       error: { code: 'PARSE_ERROR' },
@@ -189,7 +189,7 @@ describe('WebSocketTransport frames', () => {
 
   it('refuses a second request with an id already in flight', async () => {
     const { server, handler } = await serve();
-    const raw = await rawSocket(`${server.url}/ws`);
+    const raw = await rawSocket(server.url);
     const hung = task('hang');
     raw.send({ op: 'task.send', id: 'same', task: hung, stream: true });
     await handler.whenRunning(hung.id);
@@ -201,7 +201,7 @@ describe('WebSocketTransport frames', () => {
 
   it('refuses requests beyond maxInFlightPerSocket with UNAVAILABLE', async () => {
     const { server, handler } = await serve({ maxInFlightPerSocket: 1 });
-    const raw = await rawSocket(`${server.url}/ws`);
+    const raw = await rawSocket(server.url);
     const hung = task('hang');
     raw.send({ op: 'task.send', id: 'first', task: hung, stream: true });
     await handler.whenRunning(hung.id);
@@ -218,10 +218,10 @@ describe('WebSocketTransport frames', () => {
 
   it('serves agent.card on both connections and interleaves concurrent streams by id', async () => {
     const { server } = await serve();
-    const control = await rawSocket(`${server.url}/ws/control`);
+    const control = await rawSocket(`${server.url}/control`);
     control.send({ op: 'agent.card', id: 'k' });
     expect(await control.next((f) => f.id === 'k')).toMatchObject({ op: 'result', card: { name: 'demo' } });
-    const data = await rawSocket(`${server.url}/ws`);
+    const data = await rawSocket(server.url);
     for (const id of ['s1', 's2', 's3'])
       data.send({ op: 'task.send', id, task: task('stream 20'), stream: true });
     for (const id of ['s1', 's2', 's3']) await data.next((f) => f.op === 'result' && f.id === id);
@@ -238,7 +238,7 @@ describe('WebSocketTransport frames', () => {
 
   it('aborts the CallContext signal of every call when the socket closes', async () => {
     const { server, handler } = await serve();
-    const raw = await rawSocket(`${server.url}/ws`);
+    const raw = await rawSocket(server.url);
     const tasks = [task('hang'), task('hang')];
     raw.send({ op: 'task.send', id: '1', task: tasks[0], stream: true });
     raw.send({ op: 'task.send', id: '2', task: tasks[1] });
@@ -248,6 +248,29 @@ describe('WebSocketTransport frames', () => {
     await until(() => handler.abortedCalls === 2);
   });
 
+  it('upgrades on the URL it advertises, its /control sibling and the earlier /ws paths', async () => {
+    for (const url of ['ws://127.0.0.1:0', 'ws://127.0.0.1:0/agent/']) {
+      const { server } = await serve({ url });
+      const base = server.url.replace(/\/$/, '');
+      for (const [path, op] of [
+        ['', 'agent.card'],
+        ['/', 'agent.card'],
+        ['/control', 'task.cancel'],
+        ['/ws', 'agent.card'],
+        ['/ws/control', 'task.cancel'],
+      ] as const) {
+        const raw = await rawSocket(`${base}${path}`);
+        raw.send({ op, id: 'x', task_id: 'unknown' });
+        const answer = await raw.next((f) => f.id === 'x');
+        if (op === 'agent.card') expect(answer).toMatchObject({ op: 'result', card: { name: 'demo' } });
+        else expect(answer).toMatchObject({ op: 'error', error: { code: 'TASK_NOT_FOUND' } });
+      }
+      await expect(client().send(CLIENT_OPERATIONS.get_card, server.url)).resolves.toMatchObject({
+        name: 'demo',
+      });
+    }
+  });
+
   it('serves /healthz and /readyz and answers other HTTP requests with JSON errors', async () => {
     const { server } = await serve({ url: 'ws://127.0.0.1:0/agent' });
     const http = server.url.replace('ws://', 'http://');
@@ -255,9 +278,11 @@ describe('WebSocketTransport frames', () => {
     expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
     const ready = await fetch(`${http}/readyz`);
     expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
-    const plain = await fetch(`${http}/ws`);
-    expect(plain.status).toBe(400);
-    expect(await plain.json()).toMatchObject({ error: { code: 'INVALID_REQUEST' } });
+    for (const path of ['', '/control', '/ws']) {
+      const plain = await fetch(`${http}${path}`);
+      expect(plain.status).toBe(400);
+      expect(await plain.json()).toMatchObject({ error: { code: 'INVALID_REQUEST' } });
+    }
     const missing = await fetch(`${http}/elsewhere`);
     expect([missing.status, ((await missing.json()) as { error: { code: string } }).error.code]).toEqual([
       404,
@@ -275,13 +300,20 @@ describe('WebSocketTransport lifecycle and options', () => {
     const transport = new WebSocketTransport({
       url: 'ws://127.0.0.1:9000',
       timeoutMs: 1234,
+      maxQueuedEvents: 7,
+      authenticator: new APIKeyAuth({ validKeys: { k: [] } }),
       credentials: 'k',
     });
     expect(transport.describe()).toEqual({
       $component: {
         module: '@agent/transport-ws',
         exportName: 'WebSocketTransport',
-        options: expect.objectContaining({ url: 'ws://127.0.0.1:9000', timeoutMs: 1234, credentials: 'k' }),
+        options: expect.objectContaining({
+          url: 'ws://127.0.0.1:9000',
+          timeoutMs: 1234,
+          maxQueuedEvents: 7,
+          credentials: 'k',
+        }),
       },
     });
   });
@@ -308,6 +340,13 @@ describe('WebSocketTransport lifecycle and options', () => {
     expect(() => new WebSocketTransport({ url: 'ws://127.0.0.1:1', maxBufferedBytes: Number.NaN })).toThrow(
       ValueError,
     );
+    expect(() => new WebSocketTransport({ url: 'ws://127.0.0.1:1', maxQueuedEvents: 0 })).toThrow(ValueError);
+    expect(() => new WebSocketTransport({ url: 'ws://127.0.0.1:1', credentials: 'k' })).toThrow(ValueError);
+    // The stop grace is the shared `stopGraceMs`: the old name is an unknown option.
+    expect(() => new WebSocketTransport({ url: 'ws://127.0.0.1:1', shutdownGraceMs: 5 } as never)).toThrow(
+      /stopGraceMs/,
+    );
+    expect(new WebSocketTransport({ url: 'ws://127.0.0.1:1', timeoutMs: 0 }).timeoutMs).toBe(0);
   });
 
   it('validates its own URL as local', () => {
@@ -315,10 +354,11 @@ describe('WebSocketTransport lifecycle and options', () => {
     expect(new WebSocketTransport({ url: 'ws://example.com:1' }).validateUrl()).toBe(false);
   });
 
-  it('needs tls material for a wss server, and bind before start', async () => {
+  it('needs tls material for a wss server, a handler to start, and bind before start', async () => {
     const secure = new WebSocketTransport({ url: 'wss://127.0.0.1:0' });
     secure.onTaskReceived(async (t) => t);
     await expect(secure.start()).rejects.toThrow(ValueError);
+    await expect(client().start()).rejects.toThrow(ValueError);
     const { server } = await serve();
     expect(() => server.bind({} as never)).toThrow(ValueError);
   });

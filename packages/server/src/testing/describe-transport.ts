@@ -6,7 +6,6 @@ import { APIKeyAuth, type SecurityContext } from '@agent/auth';
 import {
   AgentError,
   CLIENT_OPERATIONS,
-  INTERNAL_MESSAGE,
   createTask,
   isFinalEvent,
   type AgentCard,
@@ -18,6 +17,7 @@ import {
 } from '@agent/core';
 import { ContractHandler, SECRET_MESSAGE } from './contract-handler.js';
 import type { ContractClientOptions, ContractServerOptions, TransportHarness } from './harness.js';
+import { INTERNAL_MESSAGE } from '@agent/core/internal';
 import { SHUTDOWN_REASON } from '../pipeline.js';
 
 const API_KEY = 'contract-key-7f3a9c1e5b2d';

@@ -1,0 +1,168 @@
+import {
+  AgentError,
+  CLIENT_OPERATIONS,
+  InternalError,
+  MethodNotFoundError,
+  UnsupportedOperationError,
+  type AgentCard,
+  type ClientRequestSpec,
+  type SendOptions,
+  type Task,
+  type TaskEvent,
+  type TlsOptions,
+} from '@agent/core';
+import { parseCancelRequest, readTaskPayload } from '@agent/core/internal';
+import { ClientConnection, type CallOptions, type OutgoingFrame } from './client-connection.js';
+import { streamEvents } from './client-stream.js';
+import type { ConnectionKind, ResultFrame } from './codec.js';
+import { socketUrlFor } from './socket-url.js';
+
+export interface WebSocketClientOptions {
+  /** Deadline of a unary call and of the handshake; 0 = none. */
+  timeoutMs: number;
+  pingIntervalMs: number;
+  /** Outgoing frames above this many bytes are refused locally. */
+  maxBodyBytes: number;
+  maxQueuedEvents: number;
+  tls: TlsOptions | undefined;
+  /** The authorization headers of a handshake (`{}` without credentials). */
+  authHeaders(): Promise<Record<string, string>>;
+  /** The server refused the credential: the next handshake authenticates afresh. */
+  onRefused(): void;
+}
+
+/**
+ * The client side: per agent base URL, one lazily opened data socket and one control socket, shared
+ * by every call and reopened on the next call after a drop. Unary calls and streams share the data
+ * socket; cancels go on the control socket, so they never wait behind the stream they stop.
+ */
+export class WebSocketClient {
+  private readonly connections = new Map<string, Promise<ClientConnection>>();
+
+  constructor(private readonly options: WebSocketClientOptions) {}
+
+  async send<TResult = unknown>(
+    spec: ClientRequestSpec,
+    baseUrl: string,
+    data: unknown,
+    options: SendOptions = {},
+  ): Promise<TResult> {
+    const callOptions: CallOptions = { timeoutMs: options.timeoutMs ?? this.options.timeoutMs };
+    if (options.signal) callOptions.signal = options.signal;
+    switch (operationOf(spec)) {
+      case 'send_task': {
+        const task = readTaskPayload(data);
+        const result = await this.call(
+          baseUrl,
+          'data',
+          { op: 'task.send', task, stream: false },
+          callOptions,
+        );
+        return requireTask(result) as TResult;
+      }
+      case 'cancel_task': {
+        const { taskId, reason } = parseCancelRequest(data);
+        const frame: OutgoingFrame = { op: 'task.cancel', task_id: taskId };
+        if (reason !== undefined) frame.reason = reason;
+        return requireTask(await this.call(baseUrl, 'control', frame, callOptions)) as TResult;
+      }
+      case 'get_card': {
+        const result = await this.call(baseUrl, 'data', { op: 'agent.card' }, callOptions);
+        if (!result.card) throw new InternalError('The agent.card result carries no card');
+        return result.card as AgentCard as TResult;
+      }
+      case 'stream_task':
+        throw new UnsupportedOperationError('Streaming operations go through subscribe()');
+      default:
+        throw new MethodNotFoundError(`Unknown operation: ${spec.name}`);
+    }
+  }
+
+  /**
+   * Streams a task's events; the last one is the final `task.status`. No deadline unless
+   * `options.timeoutMs` is given. Leaving the loop early stops the call on the server (no task cancel).
+   */
+  async *subscribe(agentUrl: string, task: Task, options: SendOptions = {}): AsyncGenerator<TaskEvent> {
+    const checked = readTaskPayload(task);
+    const connection = await this.connection(agentUrl, 'data');
+    yield* streamEvents(
+      connection,
+      { op: 'task.send', task: checked, stream: true },
+      { signal: options.signal, timeoutMs: options.timeoutMs, maxQueuedEvents: this.options.maxQueuedEvents },
+    );
+  }
+
+  /** Closes every socket; a later call opens new ones. */
+  close(): void {
+    const open = [...this.connections.values()];
+    this.connections.clear();
+    for (const pending of open) {
+      pending.then(
+        (connection) => connection.close(),
+        () => undefined,
+      );
+    }
+  }
+
+  private async call(
+    baseUrl: string,
+    kind: ConnectionKind,
+    frame: OutgoingFrame,
+    options: CallOptions,
+  ): Promise<ResultFrame> {
+    const connection = await this.connection(baseUrl, kind);
+    return connection.call(frame, options).result;
+  }
+
+  /** The open socket for a base URL and kind; a dropped one is reopened on next use. */
+  private async connection(baseUrl: string, kind: ConnectionKind): Promise<ClientConnection> {
+    const socketUrl = socketUrlFor(baseUrl, kind);
+    const existing = this.connections.get(socketUrl);
+    if (existing) {
+      const connection = await existing.catch(() => undefined);
+      if (connection?.isOpen) return connection;
+      if (this.connections.get(socketUrl) === existing) this.connections.delete(socketUrl);
+      // Another caller may have started the reconnect meanwhile.
+      const again = this.connections.get(socketUrl);
+      if (again) return again;
+    }
+    const pending = this.open(socketUrl);
+    this.connections.set(socketUrl, pending);
+    const forget = (): void => {
+      if (this.connections.get(socketUrl) === pending) this.connections.delete(socketUrl);
+    };
+    pending.then((connection) => connection.onceClosed(forget), forget);
+    return pending;
+  }
+
+  private async open(socketUrl: string): Promise<ClientConnection> {
+    const headers = await this.options.authHeaders();
+    try {
+      return await ClientConnection.open({
+        url: socketUrl,
+        headers,
+        pingIntervalMs: this.options.pingIntervalMs,
+        maxBodyBytes: this.options.maxBodyBytes,
+        handshakeTimeoutMs: this.options.timeoutMs,
+        ...(this.options.tls ? { tls: this.options.tls } : {}),
+      });
+    } catch (error) {
+      // A refused credential may have expired: authenticate afresh on the next attempt.
+      if (error instanceof AgentError && error.code === 'UNAUTHENTICATED') this.options.onRefused();
+      throw error;
+    }
+  }
+}
+
+function operationOf(spec: ClientRequestSpec): string {
+  if (spec.name in CLIENT_OPERATIONS) return spec.name;
+  const byPath = Object.values(CLIENT_OPERATIONS).find(
+    (operation) => operation.path === spec.path && operation.method === spec.method,
+  );
+  return byPath?.name ?? spec.name;
+}
+
+function requireTask(result: ResultFrame): Task {
+  if (!result.task) throw new InternalError('The result frame carries no task');
+  return result.task;
+}

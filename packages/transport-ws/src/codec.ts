@@ -1,0 +1,186 @@
+/**
+ * The WebSocket wire: JSON text frames on two connections. The data connection carries task
+ * traffic; the control connection carries cancellation, so a cancel never queues behind the stream
+ * it stops. Where each connection is served is decided in `socket-url.ts`.
+ */
+import {
+  InvalidRequestError,
+  ParseError,
+  type AgentCard,
+  type AgentError,
+  type ErrorBody,
+  type Task,
+  type TaskEvent,
+} from '@agent/core';
+import { isRecord } from '@agent/core/internal';
+import type { OperationName } from '@agent/server';
+import type { RawData } from 'ws';
+
+export type ConnectionKind = 'data' | 'control';
+
+/** Client → server on the data connection: run a task; `stream` asks for `event` frames before the `result`. */
+export interface TaskSendFrame {
+  op: 'task.send';
+  id: string;
+  task: unknown;
+  stream?: boolean;
+}
+
+/** Client → server on either connection: read the agent card (the `get_card` operation). */
+export interface AgentCardFrame {
+  op: 'agent.card';
+  id: string;
+}
+
+/** Client → server on the control connection: cancel a running task. */
+export interface TaskCancelFrame {
+  op: 'task.cancel';
+  id: string;
+  task_id: unknown;
+  reason?: unknown;
+}
+
+/**
+ * Client → server on either connection: stop answering request `id` (the caller went away or fell
+ * behind). Aborts that call's `CallContext.signal`; it is not a task cancel and gets no answer.
+ */
+export interface CallAbortFrame {
+  op: 'call.abort';
+  id: string;
+}
+
+export type RequestFrame = TaskSendFrame | AgentCardFrame | TaskCancelFrame | CallAbortFrame;
+
+/** A request frame that asks for an answer. */
+export type CallFrame = Exclude<RequestFrame, CallAbortFrame>;
+
+export interface EventFrame {
+  op: 'event';
+  id: string;
+  event: TaskEvent;
+}
+
+export interface ResultFrame {
+  op: 'result';
+  id: string;
+  task?: Task;
+  card?: AgentCard;
+}
+
+/** `id` is null when the request frame was too broken to carry one. */
+export interface ErrorFrame {
+  op: 'error';
+  id: string | null;
+  /** `{code, message, data?}`: `data` carries details such as `error_id` of a masked failure. */
+  error: ErrorBody;
+}
+
+export type ResponseFrame = EventFrame | ResultFrame | ErrorFrame;
+
+const REQUEST_OPS = new Set<string>(['task.send', 'agent.card', 'task.cancel', 'call.abort']);
+
+/** Which ops each connection serves. */
+export const OPS_BY_KIND: Record<ConnectionKind, ReadonlySet<string>> = {
+  data: new Set(['task.send', 'agent.card', 'call.abort']),
+  control: new Set(['task.cancel', 'agent.card', 'call.abort']),
+};
+
+/** The pipeline operation a call frame asks for. */
+export function operationOf(frame: CallFrame): OperationName {
+  switch (frame.op) {
+    case 'task.send':
+      return frame.stream === true ? 'stream_task' : 'send_task';
+    case 'task.cancel':
+      return 'cancel_task';
+    case 'agent.card':
+      return 'get_card';
+  }
+}
+
+/** The operation's payload: the task, or the cancel request without the frame's own `op` and `id`. */
+export function payloadOf(frame: CallFrame): unknown {
+  switch (frame.op) {
+    case 'task.send':
+      return frame.task;
+    case 'task.cancel': {
+      // The frame's `id` is the request id: it must not be read as the task id.
+      const { op: _op, id: _id, ...request } = frame;
+      return request;
+    }
+    case 'agent.card':
+      return undefined;
+  }
+}
+
+/** The request id of a frame, when it has a usable one (so an error can still be matched). */
+export function frameId(value: unknown): string | null {
+  return isRecord(value) && typeof value.id === 'string' && value.id !== '' ? value.id : null;
+}
+
+/** Text of a received message; binary frames are refused. */
+export function frameText(data: RawData, isBinary: boolean): string {
+  if (isBinary) throw new InvalidRequestError('Binary frames are not supported; send JSON text frames');
+  return Array.isArray(data)
+    ? Buffer.concat(data).toString('utf8')
+    : Buffer.from(data as ArrayBuffer).toString('utf8');
+}
+
+/** Decodes frame text; throws ParseError for malformed JSON. */
+export function decodeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ParseError('Malformed JSON frame');
+  }
+}
+
+/** Checks one decoded request frame; throws InvalidRequestError with a clear message. */
+export function checkRequestFrame(value: unknown): RequestFrame {
+  if (!isRecord(value)) throw new InvalidRequestError('A frame must be a JSON object');
+  if (frameId(value) === null) throw new InvalidRequestError('A frame needs a non-empty string "id"');
+  if (typeof value.op !== 'string' || !REQUEST_OPS.has(value.op)) {
+    throw new InvalidRequestError(
+      `Unknown op ${quoted(value.op)}; expected one of ${[...REQUEST_OPS].join(', ')}`,
+    );
+  }
+  if (value.op === 'task.send' && value.stream !== undefined && typeof value.stream !== 'boolean') {
+    throw new InvalidRequestError('"stream" must be a boolean');
+  }
+  return value as unknown as RequestFrame;
+}
+
+const MAX_ECHOED_CHARS = 64;
+
+/** A peer's value for an error message, cut short: a reply must not echo a huge op back. */
+function quoted(value: unknown): string {
+  const text = JSON.stringify(value ?? null) ?? 'null';
+  return text.length > MAX_ECHOED_CHARS ? `${text.slice(0, MAX_ECHOED_CHARS)}…` : text;
+}
+
+/** Parses one incoming response frame on the client; anything unexpected is a protocol error. */
+export function parseResponseFrame(text: string): ResponseFrame {
+  const value = decodeJson(text);
+  if (!isRecord(value) || (value.op !== 'event' && value.op !== 'result' && value.op !== 'error')) {
+    throw new InvalidRequestError('Unexpected frame from server');
+  }
+  if (value.op !== 'error' && frameId(value) === null)
+    throw new InvalidRequestError('Server frame without an id');
+  return value as unknown as ResponseFrame;
+}
+
+export function eventFrame(id: string, event: TaskEvent): EventFrame {
+  return { op: 'event', id, event };
+}
+
+/** The `result` of a unary call or a finished stream: a Task, or the card of `agent.card`. */
+export function resultFrame(id: string, answer: Task | AgentCard | undefined, isCard: boolean): ResultFrame {
+  if (answer === undefined) return { op: 'result', id };
+  return isCard
+    ? { op: 'result', id, card: answer as AgentCard }
+    : { op: 'result', id, task: answer as Task };
+}
+
+/** An error frame for an error the server's error policy has already passed. */
+export function errorFrame(id: string | null, error: AgentError): ErrorFrame {
+  return { op: 'error', id, error: error.toJSON() };
+}
