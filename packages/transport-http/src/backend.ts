@@ -1,52 +1,33 @@
 /**
- * The backend contract (SPEC.md "Backend contract"): `setupRoutes(endpoints)`, `start(host, port)`,
- * `stop()`. A backend only moves bytes: routing, authentication, body limits and error mapping are
- * decided by the endpoints the transport hands it, so every backend answers the same way.
+ * The backend contract: `setupRoutes(endpoints)`, `start(host, port)`, `stop()`. A backend only
+ * hosts and routes. Every endpoint serves node's request and response itself (authentication, body,
+ * the pipeline, the answer), so `node`, `express` and any plugged-in backend answer byte for byte
+ * the same.
  */
-import type { IncomingHttpHeaders } from 'node:http';
-import type { SecurityContextLike, TlsOptions } from '@agent/core';
-
-/** What an endpoint sees of a request before its body is read. */
-export interface RequestHead {
-  headers: IncomingHttpHeaders;
-  /** Query parameters, or undefined when the URL has none. */
-  query: URLSearchParams | undefined;
-}
-
-export interface EndpointRequest {
-  headers: IncomingHttpHeaders;
-  /** The parsed JSON body (undefined when the route reads none or the request had none). */
-  body: unknown;
-  /** Aborts when the client disconnects or a stop times out. A disconnect is not a task cancel. */
-  signal: AbortSignal;
-  /** Set when the endpoint's `authenticate` accepted the caller. */
-  security: SecurityContextLike | undefined;
-}
-
-export interface EndpointResponse {
-  status: number;
-  /** Serialized once with `JSON.stringify`. */
-  body: unknown;
-  headers?: Readonly<Record<string, string>>;
-}
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TlsOptions } from '@agent/core';
+import type { ServerState } from '@agent/server';
+import type { RequestScope } from '@agent/server/node';
 
 export interface HttpEndpoint {
-  method: 'GET' | 'POST';
-  /** Absolute path; the backends match it with or without a trailing slash. */
-  path: string;
-  /** Runs before the body is read; rejects with UnauthenticatedError. Absent on public routes. */
-  authenticate?: (head: RequestHead) => Promise<SecurityContextLike | undefined>;
-  /** True when the route takes a JSON body (read once, capped at `maxBodyBytes`). */
-  readsBody: boolean;
-  /** Never rejects: failures come back as an error response. */
-  handle(request: EndpointRequest): Promise<EndpointResponse>;
+  readonly method: 'GET' | 'POST';
+  /** Absolute path, the transport URL's path included; matched with or without trailing slashes. */
+  readonly path: string;
+  /**
+   * Serves one request and never throws. `scope` is the request's abort side (NodeHost makes one per
+   * request). `body` is a body an earlier middleware already parsed; without one the endpoint reads it.
+   */
+  serve(req: IncomingMessage, res: ServerResponse, scope: RequestScope, body?: unknown): void;
 }
 
 /** A server backend. `start` resolves with the port it listens on (the real one when given 0). */
 export interface HttpBackend {
   setupRoutes(endpoints: readonly HttpEndpoint[]): void;
   start(host: string, port: number): Promise<number>;
-  /** Drains in-flight requests (bounded by `stopTimeoutMs`), then closes every socket. Idempotent. */
+  /**
+   * Closes the listener and every socket. The transport calls it once the pipeline has drained
+   * (in-flight calls finished or were canceled after `stopGraceMs`).
+   */
   stop(): Promise<void>;
 }
 
@@ -54,10 +35,12 @@ export interface HttpBackend {
 export interface BackendOptions {
   /** Serve HTTPS with these settings (`cert` and `key` required; `requestClientCert` for mutual TLS). */
   tls?: TlsOptions;
-  /** Request bodies above this many bytes are refused with 413. */
+  /** Request bodies above this many bytes are refused with 413; refused requests drain up to 8 times this. */
   maxBodyBytes: number;
-  /** How long `stop()` waits for in-flight requests before aborting them and closing sockets, in ms. */
-  stopTimeoutMs: number;
+  /** The path of the transport URL ('' for the root): `/healthz` and `/readyz` live below it. */
+  basePath: string;
+  /** What `/readyz` reports. */
+  state(): ServerState;
 }
 
 export type BackendFactory = (options: BackendOptions) => HttpBackend;

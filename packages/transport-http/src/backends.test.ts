@@ -1,10 +1,11 @@
-import express from 'express';
+import { gzipSync } from 'node:zlib';
+import express, { type Express } from 'express';
 import { createTask, type CallContext, type Task } from '@agent/core';
 import type { BackendOptions, HttpBackend, HttpEndpoint } from './backend.js';
 import { ExpressBackend } from './express-backend.js';
 import { HTTPTransport } from './http-transport.js';
 import { NodeBackend } from './node-backend.js';
-import { createTestAgent, rawRequest } from '@agent/test-support';
+import { createTestAgent, rawRequest, type TestAgent } from '@agent/test-support';
 
 /** A plugged-in backend: records what the transport hands it and serves through NodeBackend. */
 class RecordingBackend implements HttpBackend {
@@ -33,26 +34,38 @@ class RecordingBackend implements HttpBackend {
   }
 }
 
+/** A transport on an express app of the test's own, with a fresh test agent bound. */
+async function onApp(app: Express): Promise<{ transport: HTTPTransport; handler: TestAgent }> {
+  const handler = createTestAgent({ announceWorking: false });
+  const transport = new HTTPTransport({
+    url: 'http://127.0.0.1:0',
+    backend: (options) => new ExpressBackend({ ...options, app }),
+  });
+  transport.bind(handler);
+  await transport.start();
+  return { transport, handler };
+}
+
 describe('pluggable backends', () => {
   it('hands a custom backend the routes, the limits and the listen address', async () => {
     let backend: RecordingBackend | undefined;
     const transport = new HTTPTransport({
       url: 'http://127.0.0.1:0',
       maxBodyBytes: 5000,
-      stopTimeoutMs: 700,
+      stopGraceMs: 700,
       backend: (options) => (backend = new RecordingBackend(options)),
     });
     transport.bind(createTestAgent({ announceWorking: false }));
     await transport.start();
     try {
-      expect(backend!.options).toEqual({ maxBodyBytes: 5000, stopTimeoutMs: 700 });
+      expect(backend!.options).toEqual({ maxBodyBytes: 5000, basePath: '', state: expect.any(Function) });
+      expect(backend!.options.state()).toBe('ready');
       expect(backend!.started).toEqual([['127.0.0.1', 0]]);
       expect(backend!.endpoints.map((e) => `${e.method} ${e.path}`)).toEqual([
         'POST /tasks/',
         'POST /tasks/cancel',
         'GET /.well-known/agent.json',
-        'GET /healthz',
-        'GET /readyz',
+        'POST /tasks/stream',
       ]);
       expect((await rawRequest(`${transport.url}/tasks/`, { body: createTask('plugged') })).status).toBe(200);
     } finally {
@@ -74,13 +87,7 @@ describe('pluggable backends', () => {
     app.get('/custom', (_req, res) => {
       res.json({ custom: true });
     });
-    const handler = createTestAgent({ announceWorking: false });
-    const transport = new HTTPTransport({
-      url: 'http://127.0.0.1:0',
-      backend: (options) => new ExpressBackend({ ...options, app }),
-    });
-    transport.bind(handler);
-    await transport.start();
+    const { transport } = await onApp(app);
     try {
       expect((await rawRequest(`${transport.url}/custom`)).json).toEqual({ custom: true });
       const task = createTask('mounted');
@@ -89,6 +96,37 @@ describe('pluggable backends', () => {
       expect((response.json as Task).state).toBe('completed');
       expect(seen).toEqual(['/custom', '/tasks/']);
       expect((await rawRequest(`${transport.url}/missing`)).status).toBe(404);
+    } finally {
+      await transport.stop();
+    }
+  });
+
+  it('holds a body an app parsed itself to the same rules: a gzip body is refused, never used', async () => {
+    const app = express();
+    // express.json() inflates gzip by default; the transport still answers 400, as on the node backend.
+    app.use(express.json());
+    const { transport, handler } = await onApp(app);
+    try {
+      const response = await rawRequest(`${transport.url}/tasks/`, {
+        body: gzipSync(JSON.stringify(createTask('zipped'))),
+        headers: { 'content-encoding': 'gzip' },
+      });
+      expect(response.status).toBe(400);
+      expect(response.json).toMatchObject({ error: { code: 'INVALID_REQUEST' } });
+      expect(handler.calls).toHaveLength(0);
+    } finally {
+      await transport.stop();
+    }
+  });
+
+  it('serves a restarted transport on the same express app through its new pipeline', async () => {
+    const { transport } = await onApp(express());
+    await transport.stop();
+    await transport.start();
+    try {
+      const response = await rawRequest(`${transport.url}/tasks/`, { body: createTask('again') });
+      expect(response.status).toBe(200);
+      expect((response.json as Task).state).toBe('completed');
     } finally {
       await transport.stop();
     }

@@ -16,13 +16,13 @@ import {
   ValidationError,
   ValueError,
   createTask,
-  describeComponent,
   type AgentCard,
   type ComponentDescriptor,
   type Task,
 } from '@agent/core';
+import { describeComponent } from '@agent/core/internal';
 import { HTTPTransport } from './http-transport.js';
-import type { HttpResponseError } from './http-client.js';
+import type { HttpResponseError } from './client.js';
 import { createTestAgent, type TestAgent } from '@agent/test-support';
 
 const SERVER_KEY = 'sk-server-key-abcdef';
@@ -94,18 +94,23 @@ describe('HTTPTransport client side', () => {
     expect(card.securitySchemes?.apiKey?.type).toBe('apiKey');
   });
 
-  it('subscribe() yields exactly one final task.status carrying the Task', async () => {
-    const task = createTask('stream me');
+  it("subscribe() streams the handler's events, ending with one final task.status carrying the Task", async () => {
+    const task = createTask('stream 3');
     const events = [];
     for await (const event of authed().subscribe(server.url, task)) events.push(event);
-    expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({
+    expect(events.map((e) => e.type)).toEqual([
+      'task.artifact',
+      'task.artifact',
+      'task.artifact',
+      'task.status',
+    ]);
+    expect(events.at(-1)).toMatchObject({
       type: 'task.status',
       task_id: task.id,
       state: 'completed',
       final: true,
     });
-    expect((events[0] as { task: Task }).task.id).toBe(task.id);
+    expect((events.at(-1) as { task: Task }).task.id).toBe(task.id);
   });
 
   it('authenticates lazily, once, and sends both API key headers', async () => {
@@ -412,7 +417,9 @@ describe('HTTPTransport configuration', () => {
     ['a missing url', {}],
     ['an unparsable url', { url: 'nope' }],
     ['a ws url', { url: 'ws://127.0.0.1:1' }],
-    ['tls with an http url', { url: 'http://127.0.0.1:1', tls: { ca: 'x' } }],
+    ['a server certificate with an http url', { url: 'http://127.0.0.1:1', tls: { cert: 'x', key: 'y' } }],
+    ['the old stopTimeoutMs option', { url: 'http://127.0.0.1:1', stopTimeoutMs: 10 }],
+    ['a negative maxResponseBytes', { url: 'http://127.0.0.1:1', maxResponseBytes: -1 }],
     ['a negative timeout', { url: 'http://127.0.0.1:1', timeoutMs: -1 }],
     ['a non-numeric body limit', { url: 'http://127.0.0.1:1', maxBodyBytes: Number.NaN }],
     ['an unknown backend', { url: 'http://127.0.0.1:1', backend: 'koa' }],

@@ -1,21 +1,9 @@
 // Public API of @agent/transport-http: anything exported here is public.
 export { HTTPTransport } from './http-transport.js';
-export {
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_STOP_TIMEOUT_MS,
-  DEFAULT_TIMEOUT_MS,
-  type BackendName,
-  type HTTPTransportOptions,
-} from './options.js';
-export type {
-  BackendFactory,
-  BackendOptions,
-  EndpointRequest,
-  EndpointResponse,
-  HttpBackend,
-  HttpEndpoint,
-  RequestHead,
-} from './backend.js';
+export { DEFAULT_MAX_RESPONSE_BYTES, type BackendName, type HTTPTransportOptions } from './options.js';
+export type { BackendFactory, BackendOptions, HttpBackend, HttpEndpoint } from './backend.js';
 export { NodeBackend } from './node-backend.js';
 export { ExpressBackend, type ExpressBackendOptions } from './express-backend.js';
-export type { HttpResponseError } from './http-client.js';
+export type { HttpResponseError } from './client.js';
+// The shared defaults, for code that imported them from here.
+export { DEFAULT_MAX_BODY_BYTES, DEFAULT_STOP_GRACE_MS, DEFAULT_TIMEOUT_MS } from '@agent/server';

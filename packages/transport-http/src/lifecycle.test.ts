@@ -12,7 +12,7 @@ describe.each(BACKENDS)('%s backend lifecycle', (backend) => {
 
   beforeEach(async () => {
     handler = createTestAgent({ announceWorking: false });
-    transport = new HTTPTransport({ url: 'http://127.0.0.1:0', backend, stopTimeoutMs: 10_000 });
+    transport = new HTTPTransport({ url: 'http://127.0.0.1:0', backend, stopGraceMs: 10_000 });
     transport.bind(handler);
     await transport.start();
   });
@@ -67,9 +67,9 @@ describe.each(BACKENDS)('%s backend lifecycle', (backend) => {
     }
   });
 
-  it('aborts requests that outlive stopTimeoutMs', async () => {
+  it('aborts requests that outlive stopGraceMs', async () => {
     await transport.stop();
-    transport = new HTTPTransport({ url: 'http://127.0.0.1:0', backend, stopTimeoutMs: 50 });
+    transport = new HTTPTransport({ url: 'http://127.0.0.1:0', backend, stopGraceMs: 50 });
     let reason: unknown;
     const started = new Promise<void>((resolve) => {
       transport.onTaskReceived(

@@ -3,6 +3,7 @@ import { APIKeyAuth } from '@agent/auth';
 import { BudgetExceededError, createTask, type CallContext, type Task } from '@agent/core';
 import { HTTPTransport } from './http-transport.js';
 import type { BackendName } from './options.js';
+import { RecordingLogger } from '@agent/server/testing';
 import { createTestAgent, type TestAgent, rawRequest, type RawResponse } from '@agent/test-support';
 
 const BACKENDS: BackendName[] = ['node', 'express'];
@@ -15,11 +16,13 @@ function errorOf(response: RawResponse): { code: string; message: string; data?:
 describe.each(BACKENDS)('%s backend routes', (backend) => {
   let transport: HTTPTransport;
   let handler: TestAgent;
+  let logger: RecordingLogger;
   let base: string;
 
   async function serve(options: Partial<ConstructorParameters<typeof HTTPTransport>[0]> = {}): Promise<void> {
     handler = createTestAgent({ announceWorking: false });
-    transport = new HTTPTransport({ url: 'http://127.0.0.1:0', backend, ...options });
+    logger = new RecordingLogger();
+    transport = new HTTPTransport({ url: 'http://127.0.0.1:0', backend, logger, ...options });
     transport.bind(handler);
     await transport.start();
     base = transport.url;
@@ -97,8 +100,13 @@ describe.each(BACKENDS)('%s backend routes', (backend) => {
       expect(response.status).toBe(405);
       expect(errorOf(response).code).toBe('METHOD_NOT_ALLOWED');
       expect(response.headers.allow).toBe('POST');
+      const card = await rawRequest(`${base}/.well-known/agent.json`, { method: 'PUT', body: '{}' });
+      expect(card.status).toBe(405);
+      expect(card.headers.allow).toBe('GET');
+      // Health and readiness are the host's GET/HEAD probes; any other method is no route.
       const put = await rawRequest(`${base}/healthz`, { method: 'PUT', body: '{}' });
-      expect(put.status).toBe(405);
+      expect(put.status).toBe(404);
+      expect(errorOf(put).code).toBe('NOT_FOUND');
     });
 
     it('refuses malformed JSON with 400 INVALID_REQUEST', async () => {
@@ -204,6 +212,8 @@ describe.each(BACKENDS)('%s backend routes', (backend) => {
       expect(response.status).toBe(500);
       expect(errorOf(response).code).toBe('INTERNAL');
       expect(response.text).not.toContain('hunter2');
+      const errorId = (errorOf(response).data as { error_id: string }).error_id;
+      expect(logger.withErrorId(errorId)).toBeDefined();
     });
 
     it('cancels a running task; its own request answers 200 with the canceled Task', async () => {

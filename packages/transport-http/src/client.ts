@@ -1,0 +1,323 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { Readable } from 'node:stream';
+import axios, { type AxiosInstance, type AxiosRequestConfig, type AxiosResponse } from 'axios';
+import {
+  AgentError,
+  DeadlineExceededError,
+  InternalError,
+  PayloadTooLargeError,
+  TaskCanceledError,
+  UnavailableError,
+  ValueError,
+  errorClassFor,
+  errorCodeForHttpStatus,
+  isFinalEvent,
+  type ClientRequestSpec,
+  type TaskEvent,
+  type TlsOptions,
+} from '@agent/core';
+import { isRecord } from '@agent/core/internal';
+import { EVENT_STREAM_TYPE, EventDecoder } from './codec.js';
+
+/** An AgentError rebuilt from an HTTP error response; `status` is the HTTP status received. */
+export type HttpResponseError = AgentError & { readonly status: number };
+
+export interface HttpClientOptions {
+  timeoutMs: number;
+  /** Responses (success, error or one stream event) above this many bytes are refused with PAYLOAD_TOO_LARGE. */
+  maxResponseBytes: number;
+  tls?: TlsOptions | undefined;
+  /** Headers added to every request (authentication), resolved per call. */
+  headers(): Promise<Record<string, string>>;
+  /** Called when a server answered 401, so cached credentials are not reused blindly. */
+  onUnauthenticated(): void;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
+}
+
+/**
+ * The client side of HTTPTransport, on axios with keep-alive agents. Every failure comes back as
+ * an AgentError: error bodies are turned back into their typed class, network failures become
+ * UNAVAILABLE, the deadline DEADLINE_EXCEEDED, a caller's abort TASK_CANCELED.
+ */
+export class HttpClient {
+  private instance: AxiosInstance | undefined;
+  private httpAgent: HttpAgent | undefined;
+  private httpsAgent: HttpsAgent | undefined;
+
+  constructor(private readonly options: HttpClientOptions) {}
+
+  /** One call; `timeoutMs` bounds it from connect to last byte. */
+  async request<TResult>(
+    spec: ClientRequestSpec,
+    baseUrl: string,
+    data?: unknown,
+    params?: Record<string, string>,
+    options: RequestOptions = {},
+  ): Promise<TResult> {
+    const url = joinUrl(baseUrl, spec.path);
+    const call = new CallSignal(options.timeoutMs ?? this.options.timeoutMs, options.signal);
+    let response: AxiosResponse<string>;
+    try {
+      response = await this.client().request<string>(await this.config(spec, url, data, params, call));
+    } catch (error) {
+      throw this.failure(error, url, call);
+    } finally {
+      call.dispose();
+    }
+    if (response.status >= 400)
+      throw this.responseError(response.status, response.statusText, response.data, url);
+    try {
+      return JSON.parse(response.data) as TResult;
+    } catch (error) {
+      throw new InternalError(`Malformed JSON in the response from ${url}`, { cause: error });
+    }
+  }
+
+  /**
+   * A streaming call: the events as they arrive, ending with the final status. `timeoutMs` bounds
+   * the wait for the stream to open; a task may then run as long as it needs. Stopping the
+   * iteration closes the connection, which the server does not take as a cancel.
+   */
+  async *stream(
+    spec: ClientRequestSpec,
+    baseUrl: string,
+    data: unknown,
+    options: RequestOptions = {},
+  ): AsyncGenerator<TaskEvent> {
+    const url = joinUrl(baseUrl, spec.path);
+    const call = new CallSignal(options.timeoutMs ?? this.options.timeoutMs, options.signal);
+    let body: Readable;
+    try {
+      const config = await this.config(spec, url, data, undefined, call);
+      config.responseType = 'stream';
+      config.headers = { ...config.headers, accept: EVENT_STREAM_TYPE };
+      const response = await this.client().request<Readable>(config);
+      body = response.data;
+      call.endDeadline();
+      if (response.status >= 400) {
+        const text = await readText(body, this.options.maxResponseBytes, url);
+        throw this.responseError(response.status, response.statusText, text, url);
+      }
+    } catch (error) {
+      call.dispose();
+      throw this.failure(error, url, call);
+    }
+    const decoder = new EventDecoder(this.options.maxResponseBytes, url);
+    const abandon = (): void => {
+      body.destroy(new TaskCanceledError(`Request to ${url} was aborted by the caller`));
+    };
+    options.signal?.addEventListener('abort', abandon, { once: true });
+    let final = false;
+    try {
+      for await (const chunk of body) {
+        for (const event of decoder.push(chunk as Buffer)) {
+          final ||= isFinalEvent(event);
+          yield event;
+        }
+      }
+      const last = decoder.end();
+      if (last) {
+        final ||= isFinalEvent(last);
+        yield last;
+      }
+    } catch (error) {
+      throw this.failure(error, url, call);
+    } finally {
+      options.signal?.removeEventListener('abort', abandon);
+      call.dispose();
+      if (!body.readableEnded) body.destroy();
+    }
+    if (!final) throw new UnavailableError(`The stream from ${url} ended before its final status`);
+  }
+
+  /** Closes pooled connections; a later request opens new ones. */
+  close(): void {
+    this.httpAgent?.destroy();
+    this.httpsAgent?.destroy();
+    this.httpAgent = undefined;
+    this.httpsAgent = undefined;
+    this.instance = undefined;
+  }
+
+  private async config(
+    spec: ClientRequestSpec,
+    url: string,
+    data: unknown,
+    params: Record<string, string> | undefined,
+    call: CallSignal,
+  ): Promise<AxiosRequestConfig> {
+    const headers = await this.options.headers();
+    return {
+      method: spec.method,
+      url,
+      params,
+      data: spec.method === 'POST' ? (data ?? {}) : undefined,
+      headers: { accept: 'application/json', ...headers },
+      signal: call.signal,
+    };
+  }
+
+  /** What a failed call becomes: the caller's abort, the deadline, an oversized answer, or the network. */
+  private failure(error: unknown, url: string, call: CallSignal): AgentError {
+    if (error instanceof AgentError) return error;
+    if (call.callerAborted) {
+      return new TaskCanceledError(`Request to ${url} was aborted by the caller`, { cause: error });
+    }
+    if (call.deadlinePassed) {
+      return new DeadlineExceededError(`Request to ${url} timed out after ${call.timeoutMs} ms`, {
+        cause: error,
+      });
+    }
+    if (isOverflow(error)) {
+      const max = this.options.maxResponseBytes;
+      return new PayloadTooLargeError(`The response from ${url} exceeds maxResponseBytes (${max} bytes)`, {
+        cause: error,
+        data: { max_response_bytes: max },
+      });
+    }
+    const code = (error as { code?: unknown }).code;
+    const reason = typeof code === 'string' ? code : (error as Error).message;
+    return new UnavailableError(`Request to ${url} failed: ${reason}`, {
+      cause: error,
+      data: typeof code === 'string' ? { code } : undefined,
+    });
+  }
+
+  /** Rebuilds the typed error of an error response; a body that is not ours maps by status. */
+  private responseError(status: number, statusText: string, text: string, url: string): HttpResponseError {
+    if (status === 401) this.options.onUnauthenticated();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    const wire = isRecord(body) && isRecord(body.error) ? body.error : undefined;
+    const error =
+      wire && typeof wire.code === 'string'
+        ? AgentError.fromJSON(wire)
+        : new (errorClassFor(errorCodeForHttpStatus(status)))(
+            `HTTP ${status}${statusText ? ` ${statusText}` : ''} from ${url}`,
+          );
+    Object.defineProperty(error, 'status', { value: status, enumerable: true });
+    return error as HttpResponseError;
+  }
+
+  private client(): AxiosInstance {
+    if (this.instance) return this.instance;
+    const tls = this.options.tls;
+    this.httpAgent = new HttpAgent({ keepAlive: true });
+    this.httpsAgent = new HttpsAgent({
+      keepAlive: true,
+      ca: tls?.ca,
+      cert: tls?.cert,
+      key: tls?.key,
+      rejectUnauthorized: tls?.rejectUnauthorized !== false,
+      servername: tls?.servername,
+    });
+    this.instance = axios.create({
+      httpAgent: this.httpAgent,
+      httpsAgent: this.httpsAgent,
+      // Bodies are parsed here so that a non-JSON error page still gives a typed error.
+      responseType: 'text',
+      transformResponse: [(body: unknown) => body],
+      validateStatus: () => true,
+      maxRedirects: 0,
+      // The server enforces its own body limit and answers 413; do not refuse before sending.
+      maxBodyLength: Infinity,
+      // A peer must not be able to make us buffer an unbounded answer (axios stops reading here).
+      maxContentLength: this.options.maxResponseBytes,
+      proxy: false,
+    });
+    return this.instance;
+  }
+}
+
+/** The caller's signal and the call's deadline (0 = none) as one signal, with a deadline that can end. */
+class CallSignal {
+  readonly signal: AbortSignal | undefined;
+  private readonly deadline: AbortController | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly timeoutMs: number,
+    private readonly caller: AbortSignal | undefined,
+  ) {
+    if (timeoutMs > 0) {
+      const deadline = new AbortController();
+      this.deadline = deadline;
+      this.timer = setTimeout(() => deadline.abort(), timeoutMs);
+    }
+    const signals = [caller, this.deadline?.signal].filter((s): s is AbortSignal => s !== undefined);
+    this.signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+  }
+
+  get callerAborted(): boolean {
+    return this.caller?.aborted === true;
+  }
+
+  get deadlinePassed(): boolean {
+    return this.deadline?.signal.aborted === true;
+  }
+
+  /** The answer has begun: from here only the caller's signal ends the call. */
+  endDeadline(): void {
+    clearTimeout(this.timer);
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/** Reads a (small) error body, refusing it past `maxBytes`. */
+async function readText(body: Readable, maxBytes: number, url: string): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) {
+      body.destroy();
+      throw new PayloadTooLargeError(
+        `The response from ${url} exceeds maxResponseBytes (${maxBytes} bytes)`,
+        {
+          data: { max_response_bytes: maxBytes },
+        },
+      );
+    }
+    parts.push(chunk as Buffer);
+  }
+  return Buffer.concat(parts, size).toString('utf8');
+}
+
+/**
+ * axios reports a response over `maxContentLength` as ERR_BAD_RESPONSE with this message (its
+ * http adapter has no dedicated code). A limit set above node's longest string (~512 MiB) meets
+ * ERR_STRING_TOO_LONG first, which is the same condition.
+ */
+function isOverflow(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (code === 'ERR_STRING_TOO_LONG') return true;
+  return (
+    code === 'ERR_BAD_RESPONSE' && typeof message === 'string' && /maxContentLength size of/.test(message)
+  );
+}
+
+function joinUrl(baseUrl: string, path: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(baseUrl);
+  } catch {
+    throw new ValueError(`Invalid base URL: ${baseUrl}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ValueError(`HTTPTransport sends to http(s) URLs only, got ${baseUrl}`);
+  }
+  return baseUrl.replace(/\/+$/, '') + path;
+}
