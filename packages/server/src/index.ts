@@ -11,13 +11,7 @@ export type { RequestInfo, HeaderBag, OperationName } from './request.js';
 export { TaskEventStream, failedEnding, MISSING_FINAL_MESSAGE, type StreamRuleHooks } from './stream-rule.js';
 export { withSecuritySchemes } from './card.js';
 // The logger and the error policy live in @agent/core (the runtime uses them too); re-exported for adapters.
-export {
-  createJsonLogger,
-  getDefaultLogger,
-  silentLogger,
-  type Logger,
-  type LogLevel,
-} from '@agent/core';
+export { createJsonLogger, getDefaultLogger, silentLogger, type Logger, type LogLevel } from '@agent/core';
 export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from '@agent/core/internal';
 export {
   checkOptionNames,

@@ -18,7 +18,8 @@ import {
   type TlsOptions,
 } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
-import { EVENT_STREAM_TYPE, EventDecoder } from './codec.js';
+import { SSE_CONTENT_TYPE } from '@agent/server/node';
+import { EventDecoder } from './codec.js';
 
 /** An AgentError rebuilt from an HTTP error response; `status` is the HTTP status received. */
 export type HttpResponseError = AgentError & { readonly status: number };
@@ -95,13 +96,20 @@ export class HttpClient {
     try {
       const config = await this.config(spec, url, data, undefined, call);
       config.responseType = 'stream';
-      config.headers = { ...config.headers, accept: EVENT_STREAM_TYPE };
+      config.headers = { ...config.headers, accept: SSE_CONTENT_TYPE };
       const response = await this.client().request<Readable>(config);
       body = response.data;
       call.endDeadline();
       if (response.status >= 400) {
         const text = await readText(body, this.options.maxResponseBytes, url);
         throw this.responseError(response.status, response.statusText, text, url);
+      }
+      const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
+      if (!contentType.startsWith(SSE_CONTENT_TYPE)) {
+        body.destroy();
+        throw new InternalError(
+          `The stream from ${url} is not ${SSE_CONTENT_TYPE} (got ${contentType || 'no content type'})`,
+        );
       }
     } catch (error) {
       call.dispose();
@@ -119,11 +127,6 @@ export class HttpClient {
           final ||= isFinalEvent(event);
           yield event;
         }
-      }
-      const last = decoder.end();
-      if (last) {
-        final ||= isFinalEvent(last);
-        yield last;
       }
     } catch (error) {
       throw this.failure(error, url, call);

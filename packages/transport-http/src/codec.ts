@@ -1,80 +1,179 @@
 /**
- * The wire of `POST /tasks/stream`: newline-delimited JSON, one TaskEvent per line. `JSON.stringify`
- * never emits a raw newline, so a line is always one whole event; `curl -N` shows it as it arrives.
+ * The wire of `POST /tasks/stream`: `text/event-stream`, one frame per TaskEvent (`id:` its 1-based
+ * number in the stream, `event:` its type, `data:` its JSON, no envelope). The frame is the one
+ * `@agent/server/node` encodes for every transport, so any SSE client reads the stream as it is.
+ *
+ * The client parses the stream itself rather than through a parser library: it must refuse an event
+ * over `maxResponseBytes` while the event grows, before buffering it.
  */
 import { InternalError, PayloadTooLargeError, type TaskEvent } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
-
-export const EVENT_STREAM_TYPE = 'application/x-ndjson';
+import { encodeSseFrame, SSE_CONTENT_TYPE } from '@agent/server/node';
 
 export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
-  'content-type': `${EVENT_STREAM_TYPE}; charset=utf-8`,
+  'content-type': `${SSE_CONTENT_TYPE}; charset=utf-8`,
   'cache-control': 'no-store',
+  // Reverse proxies (nginx) buffer responses unless told not to.
+  'x-accel-buffering': 'no',
 };
 
-const NEWLINE = 0x0a;
-
-export function encodeEvent(event: TaskEvent): string {
-  return `${JSON.stringify(event)}\n`;
+/** The frame of the `seq`-th (1-based) event of a stream. */
+export function encodeEvent(seq: number, event: TaskEvent): string {
+  return encodeSseFrame(seq, event.type, event);
 }
 
+/** One dispatched event of a `text/event-stream`, as the event-stream parsing rules define it. */
+export interface SseFrame {
+  /** The last event ID seen on the stream so far (it carries over to later frames). */
+  id: string;
+  /** `message` when the frame named none. */
+  event: string;
+  /** The `data:` lines, joined by `\n`. */
+  data: string;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+const BOM = '\ufeff';
+
 /**
- * Splits a byte stream into TaskEvents. A line longer than `maxEventBytes` is refused as it grows,
- * so a broken or hostile server cannot make the client buffer without bound.
+ * Splits a `text/event-stream` byte stream into frames: `\n`, `\r\n` and `\r` line ends, multi-line
+ * `data:`, comments, `id:` and `event:`, with chunk boundaries anywhere. Lines are split on bytes and
+ * decoded whole: a line end is ASCII, so it never falls inside a multi-byte character.
+ *
+ * Everything since the end of the previous event counts against `maxEventBytes` as it arrives, so a
+ * broken or hostile server cannot make the client buffer without bound. An event the stream ends in
+ * the middle of (no blank line after it) is dropped, as the format prescribes.
  */
-export class EventDecoder {
-  private parts: Buffer[] = [];
-  private size = 0;
+export class EventStreamParser {
+  private line: Buffer[] = [];
+  private lineBytes = 0;
+  private eventBytes = 0;
+  private data: string[] = [];
+  private event = '';
+  private lastId = '';
+  /** The previous chunk ended on `\r`: a `\n` opening this one belongs to the same line end. */
+  private afterCR = false;
+  private firstLine = true;
 
   constructor(
     private readonly maxEventBytes: number,
     private readonly source: string,
   ) {}
 
-  /** The events completed by `chunk`, in order. */
-  push(chunk: Buffer): TaskEvent[] {
-    const events: TaskEvent[] = [];
+  /** The frames completed by `chunk`, in order. */
+  push(chunk: Buffer): SseFrame[] {
+    const frames: SseFrame[] = [];
     let start = 0;
-    for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
+    if (this.afterCR && chunk.length > 0) {
+      this.afterCR = false;
+      if (chunk[0] === LF) start = 1;
+    }
+    let lf = chunk.indexOf(LF, start);
+    let cr = chunk.indexOf(CR, start);
+    while (lf !== -1 || cr !== -1) {
+      const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
       this.append(chunk.subarray(start, end));
-      const event = this.takeLine();
-      if (event) events.push(event);
+      this.takeLine(frames);
       start = end + 1;
+      if (end === cr) {
+        if (start === chunk.length) this.afterCR = true;
+        else if (chunk[start] === LF) start++;
+      }
+      if (lf !== -1 && lf < start) lf = chunk.indexOf(LF, start);
+      if (cr !== -1 && cr < start) cr = chunk.indexOf(CR, start);
     }
     this.append(chunk.subarray(start));
-    return events;
-  }
-
-  /** The last event, when the stream ended without a newline after it. */
-  end(): TaskEvent | undefined {
-    return this.takeLine();
+    return frames;
   }
 
   private append(part: Buffer): void {
     if (part.length === 0) return;
-    this.size += part.length;
-    if (this.size > this.maxEventBytes) {
+    this.lineBytes += part.length;
+    if (this.eventBytes + this.lineBytes > this.maxEventBytes) {
       throw new PayloadTooLargeError(
         `An event in the stream from ${this.source} exceeds maxResponseBytes (${this.maxEventBytes} bytes)`,
         { data: { max_response_bytes: this.maxEventBytes } },
       );
     }
-    this.parts.push(part);
+    this.line.push(part);
   }
 
-  private takeLine(): TaskEvent | undefined {
-    const text = Buffer.concat(this.parts, this.size).toString('utf8').trim();
-    this.parts = [];
-    this.size = 0;
-    if (text === '') return undefined;
+  private takeLine(frames: SseFrame[]): void {
+    let line =
+      this.line.length === 1 ? this.line[0]!.toString('utf8') : Buffer.concat(this.line).toString('utf8');
+    this.eventBytes += this.lineBytes;
+    this.line = [];
+    this.lineBytes = 0;
+    if (this.firstLine) {
+      this.firstLine = false;
+      if (line.startsWith(BOM)) line = line.slice(1);
+    }
+    if (line === '') {
+      this.dispatch(frames);
+      return;
+    }
+    const colon = line.indexOf(':');
+    if (colon === 0) return;
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    // `retry:` and unknown fields are ignored: this client never reconnects by itself.
+    switch (field) {
+      case 'data':
+        this.data.push(value);
+        break;
+      case 'event':
+        this.event = value;
+        break;
+      case 'id':
+        if (!value.includes('\0')) this.lastId = value;
+        break;
+    }
+  }
+
+  private dispatch(frames: SseFrame[]): void {
+    if (this.data.length > 0) {
+      frames.push({ id: this.lastId, event: this.event || 'message', data: this.data.join('\n') });
+    }
+    this.data = [];
+    this.event = '';
+    this.eventBytes = 0;
+  }
+}
+
+/** The TaskEvents of a `POST /tasks/stream` byte stream. */
+export class EventDecoder {
+  private readonly parser: EventStreamParser;
+
+  constructor(
+    maxEventBytes: number,
+    private readonly source: string,
+  ) {
+    this.parser = new EventStreamParser(maxEventBytes, source);
+  }
+
+  /** The events completed by `chunk`, in order. */
+  push(chunk: Buffer): TaskEvent[] {
+    return this.parser.push(chunk).map((frame) => this.taskEvent(frame));
+  }
+
+  private taskEvent(frame: SseFrame): TaskEvent {
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = JSON.parse(frame.data);
     } catch (error) {
-      throw new InternalError(`Malformed JSON in the stream from ${this.source}`, { cause: error });
+      throw new InternalError(
+        `Malformed JSON in frame ${frame.id || '?'} of the stream from ${this.source}`,
+        {
+          cause: error,
+        },
+      );
     }
     if (!isRecord(value) || typeof value.type !== 'string') {
-      throw new InternalError(`The stream from ${this.source} carried something that is not a TaskEvent`);
+      throw new InternalError(
+        `Frame ${frame.id || '?'} of the stream from ${this.source} carried something that is not a TaskEvent`,
+      );
     }
     return value as unknown as TaskEvent;
   }

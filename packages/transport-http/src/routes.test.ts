@@ -47,6 +47,19 @@ describe.each(BACKENDS)('%s backend routes', (backend) => {
       expect(handler.calls).toHaveLength(1);
     });
 
+    it('streams a task on POST /tasks/stream as text/event-stream frames', async () => {
+      const task = createTask('stream 1');
+      const response = await rawRequest(`${base}/tasks/stream`, { body: task });
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      expect(response.text).toMatch(
+        /^id: 1\nevent: task\.artifact\ndata: \{.*\}\n\nid: 2\nevent: task\.status\ndata: \{.*\}\n\n$/,
+      );
+      const wrongMethod = await rawRequest(`${base}/tasks/stream`, { method: 'GET' });
+      expect(wrongMethod.status).toBe(405);
+      expect(wrongMethod.headers.allow).toBe('POST');
+    });
+
     it('serves /tasks without the trailing slash as the same route', async () => {
       const response = await rawRequest(`${base}/tasks`, { body: createTask('no slash') });
       expect(response.status).toBe(200);
@@ -389,6 +402,8 @@ describe.each(BACKENDS)('%s backend routes', (backend) => {
       expect(transport.url).toBe(`http://127.0.0.1:${transport.port}/agents/echo`);
       expect((await rawRequest(`${transport.url}/tasks/`, { body: createTask('x') })).status).toBe(200);
       expect((await rawRequest(`${transport.url}/healthz`)).status).toBe(200);
+      const stream = await rawRequest(`${transport.url}/tasks/stream`, { body: createTask('x') });
+      expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
       expect(
         (await rawRequest(`http://127.0.0.1:${transport.port}/tasks/`, { body: createTask('x') })).status,
       ).toBe(404);

@@ -208,10 +208,11 @@ async function writeEvents(
 ): Promise<void> {
   if (res.destroyed) return;
   res.writeHead(200, EVENT_STREAM_HEADERS);
+  let seq = 0;
   try {
     for (let step = first; !step.done; step = await stream.next()) {
       if (res.destroyed) return;
-      if (!res.write(encodeEvent(step.value))) await drained(res);
+      if (!res.write(encodeEvent(++seq, step.value))) await drained(res);
     }
     res.end();
   } catch {

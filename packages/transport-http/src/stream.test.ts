@@ -9,7 +9,9 @@ import {
   PayloadTooLargeError,
   TaskCanceledError,
   UnavailableError,
+  ValidationError,
   createTask,
+  type Task,
   type TaskEvent,
 } from '@agent/core';
 import { createTestAgent, rawRequest, type TestAgent } from '@agent/test-support';
@@ -43,15 +45,24 @@ describe.each(['node', 'express'] as const)('POST /tasks/stream on the %s backen
     await transport.stop();
   });
 
-  it('answers newline-delimited TaskEvents, ending with the final status', async () => {
+  it('answers text/event-stream frames: id, event type and the bare TaskEvent, ending with the final status', async () => {
     await serve();
     const task = createTask('stream 2');
     const response = await rawRequest(`${transport.url}${STREAM}`, { body: task });
     expect(response.status).toBe(200);
-    expect(response.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
-    const lines = response.text.split('\n');
-    expect(lines.pop()).toBe('');
-    const events = lines.map((line) => JSON.parse(line) as TaskEvent);
+    expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(response.headers['x-accel-buffering']).toBe('no');
+    const frames = response.text.split('\n\n');
+    expect(frames.pop()).toBe('');
+    const events = frames.map((frame, index) => {
+      const [id, event, data, ...rest] = frame.split('\n');
+      expect(rest).toEqual([]);
+      expect(id).toBe(`id: ${index + 1}`);
+      const parsed = JSON.parse(data!.replace(/^data: /, '')) as TaskEvent;
+      expect(event).toBe(`event: ${parsed.type}`);
+      return parsed;
+    });
     expect(events.map((e) => e.type)).toEqual(['task.artifact', 'task.artifact', 'task.status']);
     expect(events[2]).toMatchObject({ task_id: task.id, state: 'completed', final: true });
   });
@@ -98,6 +109,39 @@ describe.each(['node', 'express'] as const)('POST /tasks/stream on the %s backen
   });
 });
 
+// The host's stop, not the backend, gives up on the request: one backend is enough (it takes seconds).
+describe('stop() with an open stream', () => {
+  it('ends a stream the server gives up on during stop as UNAVAILABLE, after the events it sent', async () => {
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const agent = createTestAgent({ announceWorking: false });
+    const stubborn = {
+      ...agent,
+      handleTask: agent.handleTask.bind(agent),
+      getAgentCard: agent.getAgentCard.bind(agent),
+      async *handleTaskStreaming(task: Task): AsyncGenerator<TaskEvent> {
+        yield { type: 'task.progress', task_id: task.id, timestamp: new Date().toISOString() };
+        started();
+        await new Promise<never>(() => undefined);
+      },
+      cancelTask: () => Promise.reject(new ValidationError('not this one')),
+    };
+    const server = new HTTPTransport({ url: 'http://127.0.0.1:0', stopGraceMs: 10 });
+    server.bind(stubborn);
+    await server.start();
+    const client = new HTTPTransport({ url: server.url });
+    const seen: TaskEvent[] = [];
+    const run = (async () => {
+      for await (const event of client.subscribe(server.url, createTask('stubborn'))) seen.push(event);
+    })();
+    await running;
+    await server.stop();
+    await expect(run).rejects.toBeInstanceOf(UnavailableError);
+    expect(seen.map((event) => event.type)).toEqual(['task.progress']);
+    await client.stop();
+  });
+});
+
 describe('the client side of a stream', () => {
   let foreign: Server;
   let url: string;
@@ -135,38 +179,69 @@ describe('the client side of a stream', () => {
   };
 
   function streamHead(res: ServerResponse): void {
-    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
   }
 
   it('reports a stream that ends before its final status as UNAVAILABLE', async () => {
     answer = (res) => {
       streamHead(res);
-      res.end(encodeEvent(working));
+      res.end(encodeEvent(1, working));
     };
     const stream = collect(client().subscribe(url, createTask('x')));
     await expect(stream).rejects.toThrow(/ended before its final status/);
     await expect(stream).rejects.toBeInstanceOf(UnavailableError);
   });
 
-  it('refuses a line that is no TaskEvent, and one over maxResponseBytes', async () => {
+  it('refuses a frame that is no TaskEvent, and one over maxResponseBytes', async () => {
     answer = (res) => {
       streamHead(res);
-      res.end('not json\n');
+      res.end('data: not json\n\n');
     };
     await expect(collect(client().subscribe(url, createTask('x')))).rejects.toBeInstanceOf(InternalError);
     answer = (res) => {
       streamHead(res);
-      res.end(`${'x'.repeat(4096)}\n`);
+      res.end(`data: ${'x'.repeat(4096)}\n\n`);
     };
     await expect(
       collect(client({ maxResponseBytes: 1024 }).subscribe(url, createTask('x'))),
     ).rejects.toBeInstanceOf(PayloadTooLargeError);
   });
 
+  it('refuses a 200 that is not text/event-stream', async () => {
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(working));
+    };
+    const stream = collect(client().subscribe(url, createTask('x')));
+    await expect(stream).rejects.toBeInstanceOf(InternalError);
+    await expect(stream).rejects.toThrow(/not text\/event-stream/);
+  });
+
+  it('reads a stream from any event-stream server: CRLF lines, comments, split frames', async () => {
+    const final = { ...working, state: 'completed' as const, final: true };
+    answer = (res) => {
+      streamHead(res);
+      const text = `: hello\r\n\r\nevent: task.status\r\ndata: ${JSON.stringify(working)}\r\n\r\ndata: ${JSON.stringify(final)}\r\n\r\n`;
+      const bytes = Buffer.from(text);
+      res.write(bytes.subarray(0, 40));
+      setTimeout(() => res.end(bytes.subarray(40)), 20);
+    };
+    await expect(collect(client().subscribe(url, createTask('x')))).resolves.toEqual([working, final]);
+  });
+
+  it('drops a final status the stream ended in the middle of, and reports UNAVAILABLE', async () => {
+    const final = { ...working, state: 'completed' as const, final: true };
+    answer = (res) => {
+      streamHead(res);
+      res.end(encodeEvent(1, working) + encodeEvent(2, final).trimEnd());
+    };
+    await expect(collect(client().subscribe(url, createTask('x')))).rejects.toBeInstanceOf(UnavailableError);
+  });
+
   it('ends with TASK_CANCELED when the caller aborts mid-stream', async () => {
     answer = (res) => {
       streamHead(res);
-      res.write(encodeEvent(working));
+      res.write(encodeEvent(1, working));
     };
     const controller = new AbortController();
     const events = client().subscribe(url, createTask('x'), { signal: controller.signal });
@@ -185,7 +260,7 @@ describe('the client side of a stream', () => {
     answer = (res) => {
       streamHead(res);
       res.flushHeaders();
-      setTimeout(() => res.end(encodeEvent(final)), 600);
+      setTimeout(() => res.end(encodeEvent(1, final)), 600);
     };
     await expect(collect(client({ timeoutMs: 200 }).subscribe(url, createTask('x')))).resolves.toEqual([
       final,

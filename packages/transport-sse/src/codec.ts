@@ -1,7 +1,7 @@
 /**
  * The SSE JSON-RPC wire: JSON-RPC 2.0 envelopes (method names, request checks, the error object that
  * carries the core error code and the error's data) and the `text/event-stream` frames that carry
- * them. Every frame is `id:`, `event:` and one `data:` line: JSON.stringify never emits a raw newline.
+ * them. The frame itself is `encodeSseFrame` of `@agent/server/node`, the one HTTPTransport's stream uses.
  */
 import {
   AgentError,
@@ -15,6 +15,7 @@ import {
   type TaskEvent,
 } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
+import { encodeSseFrame, SSE_CONTENT_TYPE } from '@agent/server/node';
 
 export const JSON_RPC_VERSION = '2.0';
 
@@ -186,18 +187,14 @@ export const ERROR_EVENT = 'error';
 /** The comment written on an idle stream so proxies and clients see the connection is alive. */
 export const HEARTBEAT_FRAME = ': ping\n\n';
 
-export const EVENT_STREAM_TYPE = 'text/event-stream';
-
-export function encodeFrame(frameId: number, event: string, data: unknown): string {
-  return `id: ${frameId}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-}
+export { SSE_CONTENT_TYPE as EVENT_STREAM_TYPE };
 
 export function encodeEventFrame(frameId: number, requestId: JsonRpcId, event: TaskEvent): string {
-  return encodeFrame(frameId, event.type, successResponse(requestId, event));
+  return encodeSseFrame(frameId, event.type, successResponse(requestId, event));
 }
 
 export function encodeErrorFrame(frameId: number, requestId: JsonRpcId, error: AgentError): string {
-  return encodeFrame(frameId, ERROR_EVENT, failureResponse(requestId, error));
+  return encodeSseFrame(frameId, ERROR_EVENT, failureResponse(requestId, error));
 }
 
 /** One parsed frame as the client's event-stream parser hands it over. */

@@ -25,3 +25,4 @@ export {
   type Routed,
   type RouteMiss,
 } from './route-table.js';
+export { encodeSseFrame, SSE_CONTENT_TYPE } from './sse-frame.js';

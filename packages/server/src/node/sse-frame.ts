@@ -1,0 +1,12 @@
+/** The media type of a server-sent-events stream. */
+export const SSE_CONTENT_TYPE = 'text/event-stream';
+
+/**
+ * One `text/event-stream` frame: `id:`, `event:`, one `data:` line, the blank line that dispatches it.
+ * `JSON.stringify` never emits a raw line break, so `data` is always one line; the event name comes
+ * from a handler, so a line break in it is replaced rather than allowed to start a forged field.
+ */
+export function encodeSseFrame(id: number, event: string, data: unknown): string {
+  const name = event.includes('\n') || event.includes('\r') ? event.replace(/[\r\n]/g, ' ') : event;
+  return `id: ${id}\nevent: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
