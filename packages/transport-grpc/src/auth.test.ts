@@ -61,6 +61,15 @@ function genericClient(
   return new Ctor(address, credentials.createInsecure());
 }
 
+function healthClient(port: number): Client & Record<string, UnaryMethod> {
+  return genericClient(
+    healthProtoPath,
+    path.dirname(healthProtoPath),
+    ['grpc', 'health', 'v1', 'Health'],
+    `127.0.0.1:${port}`,
+  );
+}
+
 describe('GRPCTransport: authentication from lowercase metadata', () => {
   it('rejects calls without credentials with UNAUTHENTICATED before the handler runs', async () => {
     const { url, handler } = await harness.server({ authenticator: apiKeyAuth() });
@@ -153,12 +162,7 @@ describe('GRPCTransport: authentication from lowercase metadata', () => {
 describe('GRPCTransport: health and reflection bypass the authenticator', () => {
   it('grpc.health.v1 Check answers SERVING without credentials', async () => {
     const { server } = await harness.server({ authenticator: apiKeyAuth(), health: true });
-    const health = genericClient(
-      healthProtoPath,
-      path.dirname(healthProtoPath),
-      ['grpc', 'health', 'v1', 'Health'],
-      `127.0.0.1:${server.port}`,
-    );
+    const health = healthClient(server.port);
     try {
       const check = (service: string) =>
         new Promise<{ error: ServiceError | null; response: Record<string, unknown> }>((resolve) =>
@@ -172,14 +176,30 @@ describe('GRPCTransport: health and reflection bypass the authenticator', () => 
     }
   });
 
+  it('grpc.health.v1 answers NOT_SERVING while a stop drains in-flight calls', async () => {
+    const { server, url, handler } = await harness.server({ health: true, stopGraceMs: 60_000 });
+    const health = healthClient(server.port);
+    try {
+      const held = task('hold');
+      const running = handler.whenRunning(held.id);
+      const unary = harness.client().send(CLIENT_OPERATIONS.send_task, url, held);
+      await running;
+      const stopping = server.stop();
+      const answer = await new Promise<Record<string, unknown>>((resolve, reject) =>
+        health.Check!({ service: '' }, (error, response) => (error ? reject(error) : resolve(response))),
+      );
+      expect(answer).toEqual({ status: 'NOT_SERVING' });
+      handler.release(held.id);
+      await expect(unary).resolves.toMatchObject({ state: 'completed' });
+      await stopping;
+    } finally {
+      health.close();
+    }
+  });
+
   it('health is off unless asked for', async () => {
     const { server } = await harness.server();
-    const health = genericClient(
-      healthProtoPath,
-      path.dirname(healthProtoPath),
-      ['grpc', 'health', 'v1', 'Health'],
-      `127.0.0.1:${server.port}`,
-    );
+    const health = healthClient(server.port);
     try {
       const error = await new Promise<ServiceError | null>((resolve) =>
         health.Check!({ service: '' }, (e) => resolve(e)),

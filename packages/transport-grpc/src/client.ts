@@ -5,12 +5,13 @@
 import {
   AgentError,
   isFinalEvent,
-  parseTransportUrl,
   UnavailableError,
   ValueError,
   type TaskEvent,
   type TlsOptions,
 } from '@agent/core';
+import { parseTransportUrl } from '@agent/core/internal';
+import { formatHostPort } from '@agent/server';
 import type { CallOptions, ClientReadableStream, Metadata } from '@grpc/grpc-js';
 import { decodeTaskEvent } from './codec.js';
 import * as pb from './gen/agent/v1/agent.js';
@@ -52,7 +53,7 @@ export class GrpcClientPool {
       throw new ValueError(`GRPCTransport needs a grpc:// or grpcs:// URL, got ${url}`);
     }
     if (address.port === 0) throw new ValueError(`Cannot call port 0: ${url}`);
-    const target = `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
+    const target = formatHostPort(address.host, address.port);
     const key = `${address.scheme}://${target}`;
     let client = this.clients.get(key);
     if (!client) {

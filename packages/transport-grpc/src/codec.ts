@@ -1,11 +1,10 @@
 /**
  * The only converter between the snake_case JSON wire types of `@agent/core` and the proto messages
- * of `agent.v1` (DESIGN.md §3). Encoders take values that already passed validation; decoders check
+ * of `agent.v1` (`proto/agent/v1/agent.proto`). Encoders take values that already passed validation; decoders check
  * what the proto cannot (enum values, oneof cases) and throw ValidationError with a JSON pointer.
  */
 import {
   InvalidRequestError,
-  parseCancelRequest,
   ValidationError,
   type AgentCard,
   type Artifact,
@@ -18,6 +17,7 @@ import {
   type TaskEvent,
   type TaskState,
 } from '@agent/core';
+import { parseCancelRequest } from '@agent/core/internal';
 import * as pb from './gen/agent/v1/agent.js';
 import { toJsonObject, toJsonValue } from './json-value.js';
 
@@ -323,6 +323,20 @@ export function encodeInvokeRequest(operation: InvokeOperation, data: unknown): 
     case 'get_card':
       return { operation: { $case: 'getAgentCard', value: {} } };
   }
+}
+
+/**
+ * The request bytes of an `Invoke` or `Stream` call, decoded. The server keeps request bodies as bytes
+ * until the call is authenticated, so this runs after the authenticator.
+ */
+export function decodeInvokeRequestBytes(body: Uint8Array): DecodedInvokeRequest {
+  let message: pb.InvokeRequest;
+  try {
+    message = pb.InvokeRequest.decode(body);
+  } catch (error) {
+    throw new InvalidRequestError('Request body is not a valid agent.v1.InvokeRequest', { cause: error });
+  }
+  return decodeInvokeRequest(message);
 }
 
 export function decodeInvokeRequest(request: pb.InvokeRequest): DecodedInvokeRequest {

@@ -1,18 +1,20 @@
 import { AgentError, errorCodeForGrpcStatus, isErrorCode } from '@agent/core';
 import { Metadata, status as grpcStatus, type ServiceError, type StatusObject } from '@grpc/grpc-js';
 
-/** Trailing metadata key that carries the error table code (DESIGN.md §3). */
+/** Trailing metadata key that carries the error table code. */
 export const ERROR_CODE_METADATA = 'agent-error-code';
 /** Trailing metadata key that carries `error.data` as JSON, when it is small enough. */
 export const ERROR_DATA_METADATA = 'agent-error-data';
 // Trailers share the peer's header-size limit (8 KiB by default); larger data is dropped, not truncated.
 const MAX_ERROR_DATA_BYTES = 4096;
 
-/** The status a server call ends with for any thrown value: the table's status, code and data as trailers. */
+/**
+ * The status a server call ends with for an error the pipeline's error policy has passed: the table's
+ * gRPC status, the code and `data` (e.g. `error_id`) as trailers.
+ */
 export function toStatusObject(
-  error: unknown,
+  agentError: AgentError,
 ): Partial<StatusObject> & { code: number; details: string; metadata: Metadata } {
-  const agentError = AgentError.from(error);
   const metadata = new Metadata();
   metadata.set(ERROR_CODE_METADATA, agentError.code);
   if (agentError.data !== undefined) {

@@ -213,8 +213,8 @@ describe('GRPCTransport: unary operations over a real socket', () => {
     ).rejects.toBeInstanceOf(UnavailableError);
   });
 
-  it('messages over maxMessageBytes are RESOURCE_EXHAUSTED → PayloadTooLargeError', async () => {
-    const { url } = await harness.server({ maxMessageBytes: 64 * 1024 });
+  it('messages over maxBodyBytes are RESOURCE_EXHAUSTED → PayloadTooLargeError', async () => {
+    const { url } = await harness.server({ maxBodyBytes: 64 * 1024 });
     const big = task(`echo ${'x'.repeat(100 * 1024)}`);
     await expect(harness.client().send(CLIENT_OPERATIONS.send_task, url, big)).rejects.toBeInstanceOf(
       PayloadTooLargeError,
@@ -241,6 +241,9 @@ describe('GRPCTransport: lifecycle and configuration', () => {
     expect(() => new GRPCTransport({ url: 'not a url' })).toThrow(ValueError);
     expect(() => new GRPCTransport({ url: 'grpc://127.0.0.1:1', credentials: 'k' })).toThrow(ValueError);
     expect(() => new GRPCTransport({ url: 'grpc://127.0.0.1:1', timeoutMs: -1 })).toThrow(ValueError);
+    expect(() => new GRPCTransport({ url: 'grpc://127.0.0.1:1', maxMessageBytes: 1 } as never)).toThrow(
+      /does not accept the option "maxMessageBytes"/,
+    );
   });
 
   it('a port already in use is an UnavailableError from start()', async () => {
@@ -287,6 +290,8 @@ describe('GRPCTransport: lifecycle and configuration', () => {
     expect(described.$component.options).toEqual({
       url: 'grpcs://127.0.0.1:1',
       timeoutMs: 30000,
+      maxBodyBytes: 4 * 1024 * 1024,
+      validateSchema: false,
       tls: { ca: 'PEM' },
       credentials: 'k',
       authenticator: apiKey.describe(),
@@ -307,18 +312,18 @@ describe('GRPCTransport: lifecycle and configuration', () => {
       authenticator: new OpaqueAuth(),
       credentials: 'k',
     });
-    expect(() => opaque.describe()).toThrow(ValueError);
+    expect(() => opaque.describe()).toThrow(UnsupportedOperationError);
   });
 
   it('describe() is a recipe of the client side that rebuilds an equivalent transport', async () => {
     const { url } = await harness.server();
-    const client = new GRPCTransport({ url, timeoutMs: 1234, maxMessageBytes: 1024 * 1024 });
+    const client = new GRPCTransport({ url, timeoutMs: 1234, maxBodyBytes: 1024 * 1024 });
     const descriptor = client.describe();
     expect(descriptor).toEqual({
       $component: {
         module: '@agent/transport-grpc',
         exportName: 'GRPCTransport',
-        options: { url, timeoutMs: 1234, maxMessageBytes: 1024 * 1024 },
+        options: { url, timeoutMs: 1234, maxBodyBytes: 1024 * 1024, validateSchema: false },
       },
     });
     const clone = structuredClone(descriptor);

@@ -5,23 +5,3 @@ export { ERROR_CODE_METADATA, ERROR_DATA_METADATA } from './grpc-errors.js';
 export { AGENT_PROTO, AGENT_SERVICE_NAME, PROTO_DIR } from './proto-files.js';
 // The generated service definition and client, for raw grpc-js use (benchmarks, other servers).
 export { AgentServiceService, AgentServiceClient, type AgentServiceServer } from './gen/agent/v1/agent.js';
-export {
-  encodeTask,
-  decodeTask,
-  encodeMessage,
-  decodeMessage,
-  encodePart,
-  decodePart,
-  encodeArtifact,
-  decodeArtifact,
-  encodeAgentCard,
-  decodeAgentCard,
-  encodeTaskEvent,
-  decodeTaskEvent,
-  encodeInvokeRequest,
-  decodeInvokeRequest,
-  encodeInvokeResponse,
-  decodeInvokeResponse,
-  type InvokeOperation,
-  type DecodedInvokeRequest,
-} from './codec.js';

@@ -34,6 +34,8 @@ function normalize(value: unknown, path: string, seen: Set<object>): JsonValue |
       return undefined;
     case 'bigint':
       throw new ValueError(`${path || 'value'} is a bigint, which JSON cannot carry`);
+    case 'object':
+      break;
   }
   const object = value as object & { toJSON?: () => unknown };
   if (typeof object.toJSON === 'function') return normalize(object.toJSON(), path, seen);

@@ -1,4 +1,4 @@
-import { normalizeHeaders } from '@agent/core';
+import { normalizeHeaders } from '@agent/core/internal';
 import { Metadata } from '@grpc/grpc-js';
 
 /** Invocation metadata as the lowercase header map CallContext carries; binary (`-bin`) entries are left out. */

@@ -5,7 +5,7 @@ import {
   isFinalEvent,
   TaskCanceledError,
   UnavailableError,
-  ValueError,
+  type Task,
   type TaskEvent,
 } from '@agent/core';
 import { credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
@@ -137,15 +137,29 @@ describe('GRPCTransport: Stream', () => {
     ).rejects.toBeInstanceOf(DeadlineExceededError);
   });
 
-  it('handler errors end the stream with the typed error', async () => {
+  it('a handler error after the first event ends the stream failed, with its task.error first', async () => {
     const { url } = await harness.server();
-    await expect(collect(harness.client().subscribe(url, task('throw bad stream')))).rejects.toMatchObject({
-      code: 'VALUE_ERROR',
-      message: 'bad stream',
+    const events = await collect(harness.client().subscribe(url, task('throw bad stream')));
+    expect(events.map((event) => event.type)).toEqual(['task.status', 'task.error', 'task.status']);
+    expect(events[1]).toMatchObject({ error: { code: 'VALUE_ERROR', message: 'bad stream' } });
+    expect(events[2]).toMatchObject({
+      state: 'failed',
+      final: true,
+      task: { metadata: { error: { code: 'VALUE_ERROR' } } },
     });
-    await expect(collect(harness.client().subscribe(url, task('throw x')))).rejects.toBeInstanceOf(
-      ValueError,
-    );
+  });
+
+  it('a handler stream that ends without a final status ends failed INTERNAL', async () => {
+    const { url } = await harness.server();
+    const events = await collect(harness.client().subscribe(url, task('truncate')));
+    expect(events.map((event) => event.type)).toEqual([
+      'task.status',
+      'task.progress',
+      'task.error',
+      'task.status',
+    ]);
+    expect(events.filter(isFinalEvent)).toHaveLength(1);
+    expect(events[3]).toMatchObject({ state: 'failed', task: { metadata: { error: { code: 'INTERNAL' } } } });
   });
 
   it('Stream refuses operations other than send_task with INVALID_ARGUMENT', async () => {
@@ -164,51 +178,57 @@ describe('GRPCTransport: Stream', () => {
     }
   });
 
-  it('stop() with open streams ends each of them with UNAVAILABLE and resolves', async () => {
-    const { server, url, handler } = await harness.server({ shutdownTimeoutMs: 60_000 });
+  it('stop(): open streams past stopGraceMs end with one final canceled status, reason "server shutting down"', async () => {
+    const { server, url, handler } = await harness.server({ stopGraceMs: 50 });
     const client = harness.client();
-    const streams = [];
+    const streams: Array<Promise<TaskEvent[]>> = [];
     for (let index = 0; index < 5; index += 1) {
       const started = handler.nextStarted();
-      const sleeper = task('sleep 60000');
-      const seen: TaskEvent[] = [];
-      streams.push(
-        (async () => {
-          for await (const event of client.subscribe(url, sleeper)) seen.push(event);
-        })().then(
-          () => ({ seen, error: undefined }),
-          (error: unknown) => ({ seen, error }),
-        ),
-      );
+      streams.push(collect(client.subscribe(url, task('sleep 60000'))));
       await started;
     }
     await server.stop();
-    const outcomes = await Promise.all(streams);
-    for (const outcome of outcomes) {
-      expect(outcome.error).toBeInstanceOf(UnavailableError);
-      expect((outcome.error as UnavailableError).message).toBe('Server is stopping');
-      expect(outcome.seen.map((event) => event.type)).toEqual(['task.status']);
+    for (const events of await Promise.all(streams)) {
+      expect(events.filter(isFinalEvent)).toHaveLength(1);
+      expect(events.at(-1)).toMatchObject({
+        state: 'canceled',
+        final: true,
+        task: { metadata: { cancel_reason: 'server shutting down' } },
+      });
     }
-    expect(handler.contexts.every((ctx) => ctx.signal.aborted)).toBe(true);
-    // A stop is not a task cancel: the handler decides what its tasks do.
-    expect(handler.activeTaskIds).toHaveLength(5);
+    expect(handler.cancels.map((cancel) => cancel.reason)).toEqual(Array(5).fill('server shutting down'));
+    expect(handler.activeTaskIds).toEqual([]);
     await expect(
       client.send(CLIENT_OPERATIONS.get_card, url, undefined, undefined, { timeoutMs: 2000 }),
     ).rejects.toBeInstanceOf(UnavailableError);
   });
 
-  it('stop() also ends an in-flight unary call with UNAVAILABLE', async () => {
-    const { server, url, handler } = await harness.server({ shutdownTimeoutMs: 60_000 });
+  it('stop(): an in-flight unary call past stopGraceMs gets the canceled Task', async () => {
+    const { server, url, handler } = await harness.server({ stopGraceMs: 50 });
     const started = handler.nextStarted();
-    const outcome = harness
-      .client()
-      .send(CLIENT_OPERATIONS.send_task, url, task('sleep 60000'))
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+    const outcome = harness.client().send<Task>(CLIENT_OPERATIONS.send_task, url, task('sleep 60000'));
     await started;
     await server.stop();
-    expect(await outcome).toBeInstanceOf(UnavailableError);
+    expect(await outcome).toMatchObject({
+      state: 'canceled',
+      metadata: { cancel_reason: 'server shutting down' },
+    });
+  });
+
+  it('stop(): in-flight calls finish within stopGraceMs, new calls get UNAVAILABLE meanwhile', async () => {
+    const { server, url, handler } = await harness.server({ stopGraceMs: 60_000 });
+    const client = harness.client();
+    const held = task('hold');
+    const running = handler.whenRunning(held.id);
+    const unary = client.send<Task>(CLIENT_OPERATIONS.send_task, url, held);
+    await running;
+    const stopping = server.stop();
+    await expect(client.send(CLIENT_OPERATIONS.get_card, url)).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+    });
+    handler.release(held.id);
+    expect(await unary).toMatchObject({ state: 'completed' });
+    await stopping;
+    expect(handler.cancels).toEqual([]);
   });
 });

@@ -17,15 +17,14 @@ function caBuffer(ca: TlsOptions['ca']): Buffer | null {
   return Buffer.concat(list.flatMap((item) => [toBuffer(item), Buffer.from('\n')]));
 }
 
-/** Server credentials: insecure for `grpc://`; for `grpcs://` the `tls` cert and key, plus `ca` for mutual TLS. */
-export function serverCredentials(secure: boolean, tls: TlsOptions | undefined): ServerCredentials {
-  if (!secure) return ServerCredentials.createInsecure();
-  if (!tls?.cert || !tls.key) throw new ValueError('A grpcs:// server needs tls.cert and tls.key');
-  const rootCerts = caBuffer(tls.ca);
-  if (tls.requestClientCert && !rootCerts)
-    throw new ValueError('tls.requestClientCert needs tls.ca to verify client certificates');
+/**
+ * Server credentials: insecure without `tls` (a `grpc://` URL), else its cert and key, plus `ca` for
+ * mutual TLS. The transport base has already checked that a `grpcs://` server has what it needs.
+ */
+export function serverCredentials(tls: TlsOptions | undefined): ServerCredentials {
+  if (!tls?.cert || !tls.key) return ServerCredentials.createInsecure();
   return ServerCredentials.createSsl(
-    rootCerts,
+    caBuffer(tls.ca),
     [{ private_key: toBuffer(tls.key), cert_chain: toBuffer(tls.cert) }],
     tls.requestClientCert === true,
   );

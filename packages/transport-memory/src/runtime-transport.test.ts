@@ -12,6 +12,7 @@ import {
   UnsupportedOperationError,
   ValidationError,
   ValueError,
+  createJsonLogger,
   createTask,
   handlerFromFunction,
   messageText,
@@ -94,7 +95,7 @@ describe('RuntimeTransport registry', () => {
     expect(() => transport.registerAgent({ name: 'nope' } as never)).toThrow(/TaskHandler/);
   });
 
-  it('stop() clears every agent and is idempotent; validateUrl() is always true', async () => {
+  it('stop() keeps the agents registered but answers UNAVAILABLE until start(); validateUrl() is always true', async () => {
     const transport = new RuntimeTransport();
     transport.registerAgent(createEchoAgent('a'));
     transport.bind(createEchoAgent('b'));
@@ -102,13 +103,41 @@ describe('RuntimeTransport registry', () => {
     expect(transport.validateUrl()).toBe(true);
     await transport.stop();
     await transport.stop();
-    expect(transport.listAgents()).toEqual([]);
-    await expect(transport.send(send_task, '', createTask('hi'))).rejects.toBeInstanceOf(NotFoundError);
+    expect(transport.listAgents()).toEqual(['a', 'runtime://a', 'b', 'runtime://b']);
+    await expect(transport.send(send_task, '', createTask('hi'))).rejects.toBeInstanceOf(UnavailableError);
+    await transport.start();
+    await expect(transport.send<Task>(send_task, 'a', createTask('hi'))).resolves.toMatchObject({
+      state: 'completed',
+    });
+    await transport.stop();
+  });
+
+  it('start() needs an agent of its own; bind() after start() is a ValueError, registerAgent() is not', async () => {
+    const transport = new RuntimeTransport();
+    await expect(transport.start()).rejects.toBeInstanceOf(ValueError);
+    transport.bind(createEchoAgent('first'));
+    await transport.start();
+    expect(() => transport.bind(createEchoAgent('second'))).toThrow(ValueError);
+    transport.registerAgent(createEchoAgent('late'));
+    await expect(transport.send<Task>(send_task, 'late', createTask('hi'))).resolves.toMatchObject({
+      state: 'completed',
+    });
+    await transport.stop();
+  });
+
+  it('bind() before start() replaces the earlier default agent', async () => {
+    const transport = new RuntimeTransport();
+    transport.bind(createEchoAgent('one'));
+    transport.bind(createEchoAgent('two'));
+    expect(transport.listAgents()).toEqual(['two', 'runtime://two']);
+    expect(transport.url).toBe('runtime://two');
   });
 
   it('rejects bad options at construction', () => {
     expect(() => new RuntimeTransport({ credentials: 'k' })).toThrow(ValueError);
     expect(() => new RuntimeTransport({ timeoutMs: -1 })).toThrow(ValueError);
+    expect(() => new RuntimeTransport({ url: 'runtime://x' } as never)).toThrow(/"url"/);
+    expect(new RuntimeTransport({ timeoutMs: 0 }).timeoutMs).toBe(0);
   });
 });
 
@@ -117,8 +146,13 @@ describe('RuntimeTransport calls', () => {
   let alpha: TestAgent;
   let beta: TestAgent;
 
+  let logged: Record<string, unknown>[];
+
   beforeEach(() => {
-    transport = new RuntimeTransport();
+    logged = [];
+    transport = new RuntimeTransport({
+      logger: createJsonLogger({ write: (line) => logged.push(JSON.parse(line) as Record<string, unknown>) }),
+    });
     alpha = createEchoAgent('alpha');
     beta = createEchoAgent('beta');
     transport.registerAgent(alpha);
@@ -193,7 +227,10 @@ describe('RuntimeTransport calls', () => {
     );
     const crash = await transport.send(send_task, 'alpha', createTask('boom')).catch((e: unknown) => e);
     expect(crash).toBeInstanceOf(InternalError);
-    expect((crash as InternalError).message).toBe('handler exploded');
+    expect((crash as InternalError).message).toBe('Internal error');
+    const errorId = ((crash as InternalError).data as { error_id: string }).error_id;
+    expect(logged).toEqual([expect.objectContaining({ error_id: errorId, transport: 'memory' })]);
+    expect(JSON.stringify(logged[0])).toContain('handler exploded');
   });
 
   it('subscribe yields the handler events in order, ending with the one final status', async () => {
@@ -240,13 +277,68 @@ describe('RuntimeTransport calls', () => {
     ).rejects.toBeInstanceOf(TaskCanceledError);
   });
 
-  it('stop() aborts the signal handlers see on in-flight calls', async () => {
+  it('stop() lets in-flight calls finish, then cancels what is left with reason "server shutting down"', async () => {
+    const served = new RuntimeTransport({ stopGraceMs: 50 });
+    const agent = createEchoAgent('alpha');
+    served.bind(agent);
+    await served.start();
     const task = createTask('wait');
-    const call = transport.send(send_task, 'alpha', task);
-    await alpha.whenRunning(task.id);
-    await transport.stop();
-    await expect(call).rejects.toBeInstanceOf(UnavailableError);
+    const call = served.send<Task>(send_task, 'alpha', task);
+    await agent.whenRunning(task.id);
+    await served.stop();
+    await expect(call).resolves.toMatchObject({
+      state: 'canceled',
+      metadata: { cancel_reason: 'server shutting down' },
+    });
+    await expect(served.send(get_card, 'alpha')).rejects.toBeInstanceOf(UnavailableError);
+  });
+
+  it('a stream that ends without a final status ends failed INTERNAL, not normally', async () => {
+    const agent = createEchoAgent('short');
+    transport.registerAgent(agent);
+    const events = await collect(transport.subscribe('short', createTask('truncate')));
+    expect(events.map((event) => event.type)).toEqual([
+      'task.status',
+      'task.progress',
+      'task.error',
+      'task.status',
+    ]);
+    expect(events.at(-1)).toMatchObject({ state: 'failed', final: true });
+  });
+
+  it('leaving a stream early aborts the call signal; it is not a cancel', async () => {
+    const task = createTask('wait');
+    for await (const event of transport.subscribe('alpha', task)) {
+      expect(event).toMatchObject({ state: 'working' });
+      break;
+    }
     expect(alpha.contexts[0]!.signal.aborted).toBe(true);
+    expect(alpha.cancels).toEqual([]);
+  });
+});
+
+describe('RuntimeTransport client views', () => {
+  const validKeys = { 'key-alpha-123456': ['tasks'] };
+
+  it('client() reaches the same agents with its own credentials, checked by the serving transport', async () => {
+    const server = new RuntimeTransport({ authenticator: new APIKeyAuth({ validKeys }) });
+    const agent = createEchoAgent('secure');
+    server.bind(agent);
+    await server.start();
+    const client = server.client({ credentials: 'key-alpha-123456' });
+    const result = await client.send<Task>(send_task, server.url, createTask('hi'));
+    expect(messageText(result.messages.at(-1))).toBe('secure: hi');
+    expect(agent.contexts[0]!.security?.principalId).toBe('api-key-key-alph');
+    await expect(server.send(send_task, server.url, createTask('hi'))).rejects.toBeInstanceOf(
+      UnauthenticatedError,
+    );
+    expect(client.listAgents()).toEqual(['secure', 'runtime://secure']);
+    // The view serves nothing of its own: its stop() leaves the agents alone, its start() has nothing to start.
+    await client.stop();
+    await expect(client.start()).rejects.toBeInstanceOf(ValueError);
+    await expect(client.send(get_card, 'secure')).resolves.toMatchObject({ name: 'secure' });
+    await server.stop();
+    await expect(client.send(get_card, 'secure')).rejects.toBeInstanceOf(UnavailableError);
   });
 });
 

@@ -1,16 +1,9 @@
 import {
-  AgentError,
-  combineSignals,
-  NotFoundError,
-  UnauthenticatedError,
-  UnavailableError,
   UnsupportedOperationError,
   ValueError,
-  dispatchOperation,
   handlerFromFunction,
-  type AgentCard,
-  type CallContext,
   type ClientRequestSpec,
+  type Logger,
   type SendOptions,
   type Task,
   type TaskEvent,
@@ -18,153 +11,170 @@ import {
   type TaskHandler,
   type Transport,
 } from '@agent/core';
-import { LazyCredentials, authenticateRequest, type Authenticator, type SecurityContext } from '@agent/auth';
-import { addressKey, checkAgentName, runtimeUrl } from './agent-address.js';
-import { abortError, raceSignal } from './signals.js';
-
-export interface RuntimeTransportOptions {
-  /**
-   * Checked on every call exactly as a network server checks a request: the caller's headers
-   * (built from `credentials`) go through `authenticateRequest`. Default none: calls are not checked.
-   */
-  authenticator?: Authenticator | null;
-  /** Raw client credential; the first call authenticates it lazily and sends the resulting headers. */
-  credentials?: string;
-  /** Default deadline of one `send`, in milliseconds. Default none (in-process calls wait). */
-  timeoutMs?: number;
-}
-
-/** A TaskHandler that may carry its own name, as `Agent` does (`agent.card.name`, `agent.name`). */
-export type RegistrableAgent = TaskHandler & { readonly card?: AgentCard; readonly name?: string };
-
-export interface RegisterAgentOptions {
-  /** Default: `agent.card?.name ?? agent.name`. */
-  name?: string;
-  /** A second address for the agent, e.g. the HTTP URL it is known by. Default `runtime://<name>`. */
-  url?: string;
-}
-
-/** One registered agent and the two addresses it answers to. */
-export interface RegisteredAgent {
-  name: string;
-  url: string;
-  agent: RegistrableAgent;
-}
+import type { Authenticator, ClientCredentials, SecurityContext } from '@agent/auth';
+import {
+  ServerPipeline,
+  authenticateClient,
+  checkOptionNames,
+  clientCredentialsFrom,
+  lifecycleSettings,
+  type TaskEventStream,
+} from '@agent/server';
+import { RUNTIME_SCHEME, runtimeUrl } from './agent-address.js';
+import {
+  AgentRegistry,
+  type RegisterAgentOptions,
+  type RegistrableAgent,
+  type RegistryEntry,
+} from './agent-registry.js';
+import { CallerScope } from './client.js';
+import { RUNTIME_OPTION_NAMES, type RuntimeTransportOptions } from './options.js';
+import { serveStream, serveUnary } from './server-adapter.js';
 
 /** The name `bind()` registers its handler under when the handler has none of its own. */
 export const DEFAULT_AGENT_NAME = 'default';
 
+type Lifecycle = 'idle' | 'started' | 'stopping';
+
 /**
- * In-process transport (SPEC.md "RuntimeTransport"): several agents per transport, addressed by
- * name or by URL (`runtime://<name>`). Calls pass objects without serialization but take the same
- * path as the network transports: the authenticator, then `dispatchOperation` on the TaskHandler.
+ * In-process transport: several agents per transport, addressed by name or by `runtime://<name>`.
+ * Calls pass objects without serialization but go through each agent's `ServerPipeline` from
+ * `@agent/server` — the same authentication, validation, error policy, stream rule and two-phase stop
+ * as the network transports. `client()` gives a view of the same agents with its own credentials.
  */
 export class RuntimeTransport implements Transport {
   readonly kind = 'memory' as const;
-  private readonly authenticator: Authenticator | undefined;
-  private lazy: LazyCredentials | undefined;
-  /** Kept only so an error message that quotes the credential can be replaced. */
-  private credentials: string | undefined;
-  private readonly timeoutMs: number | undefined;
-  private readonly byAddress = new Map<string, RegisteredAgent>();
-  private readonly entries = new Set<RegisteredAgent>();
-  private defaultEntry: RegisteredAgent | undefined;
-  /** Aborted by `stop()`, so handlers see the server going away as on a network transport. */
-  private lifecycle = new AbortController();
+  /** Server side: checks every call to the agents this transport registers. Client side: builds what is sent. */
+  readonly authenticator: Authenticator | undefined;
+  /** Deadline of each `send` in ms; 0 = none. */
+  readonly timeoutMs: number;
+  readonly stopGraceMs: number;
+  readonly validateSchema: boolean;
+  private readonly logger: Logger | undefined;
+  private credentials: ClientCredentials | undefined;
+  private registry = new AgentRegistry();
+  private lifecycle: Lifecycle = 'idle';
+  private stopping: Promise<void> | undefined;
 
   constructor(options: RuntimeTransportOptions = {}) {
-    this.authenticator = options.authenticator ?? undefined;
-    if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
-      throw new ValueError(
-        `timeoutMs must be a positive number of milliseconds, got ${String(options.timeoutMs)}`,
-      );
-    }
-    this.timeoutMs = options.timeoutMs;
-    if (options.credentials !== undefined) {
-      if (!this.authenticator)
-        throw new ValueError('credentials need an authenticator to turn them into headers');
-      this.lazy = new LazyCredentials(this.authenticator, options.credentials);
-      this.credentials = options.credentials;
-    }
+    if (!options || typeof options !== 'object')
+      throw new ValueError('RuntimeTransport needs an options object');
+    checkOptionNames('RuntimeTransport', options, RUNTIME_OPTION_NAMES);
+    this.credentials = clientCredentialsFrom(options);
+    const settings = lifecycleSettings(options);
+    this.authenticator = options.authenticator;
+    this.timeoutMs = settings.timeoutMs;
+    this.stopGraceMs = settings.stopGraceMs;
+    this.validateSchema = options.validateSchema === true;
+    this.logger = options.logger;
   }
 
-  /** No I/O to start. */
-  async start(): Promise<void> {}
-
-  /** Clears every registered agent and aborts the signal of calls still running. Idempotent. */
-  async stop(): Promise<void> {
-    this.byAddress.clear();
-    this.entries.clear();
-    this.defaultEntry = undefined;
-    this.lifecycle.abort(new UnavailableError('RuntimeTransport stopped'));
-    this.lifecycle = new AbortController();
+  /** The default agent's address (`runtime://<name>`), or `runtime://` while there is none. */
+  get url(): string {
+    const entry = this.registry.default;
+    return entry ? runtimeUrl(entry.name) : RUNTIME_SCHEME;
   }
 
   /**
-   * Registers the agent under its name and its URL; returns the URL. Registering the same agent
-   * again is a no-op; another agent under a taken name or URL is a ValueError.
+   * A client of the same agents with options of its own — typically other `credentials` (the
+   * authenticator defaults to this transport's). The agents stay served by the transport that
+   * registered them: its authenticator checks the view's calls, its `stop()` drains them.
+   */
+  client(options: RuntimeTransportOptions = {}): RuntimeTransport {
+    const view = new RuntimeTransport({ authenticator: this.authenticator, ...options });
+    view.registry = this.registry;
+    return view;
+  }
+
+  /**
+   * Registers the agent under its name and its URL; returns the URL. It answers at once (before
+   * `start()` too). Registering the same agent again keeps it; another agent under a taken name or
+   * URL is a ValueError.
    */
   registerAgent(agent: RegistrableAgent, options: RegisterAgentOptions = {}): string {
-    if (!isTaskHandler(agent))
-      throw new ValueError(
-        'registerAgent needs a TaskHandler (handleTask, handleTaskStreaming, cancelTask, getAgentCard)',
-      );
-    const name = checkAgentName(options.name ?? agent.card?.name ?? agent.name);
-    const url = addressKey(options.url ?? runtimeUrl(name));
-    if (url === '') throw new ValueError('Agent url must not be empty');
-    for (const address of new Set([name, url, runtimeUrl(name)])) {
-      const taken = this.byAddress.get(address);
-      if (taken && taken.agent !== agent)
-        throw new ValueError(`Address "${address}" is already registered to agent "${taken.name}"`);
-    }
-    const existing = this.byAddress.get(name);
-    if (existing) this.remove(existing);
-    const entry: RegisteredAgent = { name, url, agent };
-    this.entries.add(entry);
-    for (const address of [name, url, runtimeUrl(name)]) this.byAddress.set(address, entry);
-    return url;
+    if (this.lifecycle === 'stopping')
+      throw new ValueError('RuntimeTransport cannot register while stopping');
+    return this.register(agent, options).url;
   }
 
   /** Removes the agent known by this name or URL; false when none was. */
   unregisterAgent(agentId: string): boolean {
-    const entry = this.byAddress.get(addressKey(agentId));
-    if (!entry) return false;
-    this.remove(entry);
-    return true;
+    return this.registry.remove(agentId);
   }
 
   /** The agent registered under this name or URL, or undefined. */
   getAgent(agentId: string): RegistrableAgent | undefined {
-    return this.lookup(agentId)?.agent;
+    return this.registry.lookup(agentId)?.agent;
   }
 
   /** Every identifier an agent is registered under: its name, then its URL, in registration order. */
   listAgents(): string[] {
-    return [...this.entries].flatMap((entry) =>
-      entry.url === entry.name ? [entry.name] : [entry.name, entry.url],
-    );
+    return this.registry.list();
   }
 
   /**
    * Registers the server-side handler as the default agent: it answers an empty address and
-   * `runtime://`, besides its own name (`card.name`, else `default`).
+   * `runtime://`, besides its own name (`card.name`, else `default`). Replaces an earlier `bind()`.
    */
   bind(handler: TaskHandler): void {
+    if (this.lifecycle !== 'idle') throw new ValueError('RuntimeTransport.bind() must come before start()');
+    const previous = this.registry.default;
+    if (previous?.owner === this && previous.agent !== handler) this.registry.remove(previous.name);
     const agent = handler as RegistrableAgent;
     const name = agent.card?.name ?? agent.name ?? DEFAULT_AGENT_NAME;
-    this.registerAgent(agent, { name });
-    this.defaultEntry = this.byAddress.get(checkAgentName(name));
+    this.registry.setDefault(this.register(agent, { name }));
   }
 
-  onTaskReceived(handler: TaskFunction): void {
+  /** `bind()` of a plain function, under the name `default`. */
+  onTaskReceived(fn: TaskFunction): void {
     this.bind(
-      handlerFromFunction(handler, {
+      handlerFromFunction(fn, {
         card: { name: DEFAULT_AGENT_NAME, description: '', url: runtimeUrl(DEFAULT_AGENT_NAME) },
       }),
     );
   }
 
-  /** Routes a client operation (`send_task`, `cancel_task`, `get_card`) to the agent at `baseUrl`. */
+  /** Marks the agents this transport registered as serving; rejects when it registered none. */
+  start(): Promise<void> {
+    if (this.lifecycle !== 'idle') {
+      return Promise.reject(new ValueError(`RuntimeTransport cannot start while ${this.lifecycle}`));
+    }
+    const served = this.registry.ownedBy(this);
+    if (served.length === 0) {
+      return Promise.reject(
+        new ValueError('Call bind(handler), onTaskReceived(fn) or registerAgent() before start()'),
+      );
+    }
+    for (const entry of served) {
+      // A pipeline that went through a stop stays closed: a restart serves through a new one.
+      if (entry.pipeline.state === 'stopping') entry.pipeline = this.pipelineFor(entry.agent);
+      entry.pipeline.markReady();
+    }
+    this.lifecycle = 'started';
+    return Promise.resolve();
+  }
+
+  /**
+   * Two phases, as on every transport: new calls to this transport's agents get UNAVAILABLE; calls
+   * in flight get `stopGraceMs`, then their tasks are canceled with reason `server shutting down`.
+   * The agents stay registered (calls keep getting UNAVAILABLE until `start()`). Idempotent.
+   */
+  stop(): Promise<void> {
+    if (this.stopping) return this.stopping;
+    if (this.lifecycle !== 'started') return Promise.resolve();
+    this.lifecycle = 'stopping';
+    const pipelines = this.registry.ownedBy(this).map((entry) => entry.pipeline);
+    for (const pipeline of pipelines) pipeline.beginStop();
+    this.stopping = Promise.all(pipelines.map((pipeline) => pipeline.drain(this.stopGraceMs)))
+      .then(() => undefined)
+      .finally(() => {
+        this.stopping = undefined;
+        this.lifecycle = 'idle';
+      });
+    return this.stopping;
+  }
+
+  /** Runs a client operation (`send_task`, `cancel_task`, `get_card`) on the agent at `baseUrl`. */
   async send<TResult = unknown>(
     spec: ClientRequestSpec,
     baseUrl: string,
@@ -173,48 +183,61 @@ export class RuntimeTransport implements Transport {
     options: SendOptions = {},
   ): Promise<TResult> {
     if (spec.streaming) throw new UnsupportedOperationError(`${spec.name} streams: use subscribe()`);
-    const entry = this.resolve(baseUrl);
-    // The lifecycle signal is always there, so the combination is never undefined.
-    const signal = combineSignals(
-      [options.signal, this.lifecycle.signal],
-      options.timeoutMs ?? this.timeoutMs,
-    )!;
-    const work = (async () => {
-      const ctx = await this.callContext(signal, params, spec.path);
-      const result = await dispatchOperation(entry.agent, spec.name, data, ctx);
-      return (spec.name === 'get_card' ? this.withSecuritySchemes(result as AgentCard) : result) as TResult;
-    })();
-    return raceSignal(work, signal);
-  }
-
-  /** Runs the task on the agent at `agentUrl`, yielding its `handleTaskStreaming` events. */
-  async *subscribe(agentUrl: string, task: Task, options: SendOptions = {}): AsyncIterable<TaskEvent> {
-    const entry = this.resolve(agentUrl);
-    const signal = combineSignals([options.signal, this.lifecycle.signal], options.timeoutMs)!;
-    const ctx = await raceSignal(this.callContext(signal, undefined, '/tasks/stream'), signal);
-    const iterator = entry.agent.handleTaskStreaming(task, ctx)[Symbol.asyncIterator]();
+    const entry = this.registry.resolve(baseUrl);
+    const scope = new CallerScope(options.signal, options.timeoutMs ?? this.timeoutMs);
     try {
-      for (;;) {
-        const next = await raceSignal(iterator.next(), signal);
-        if (next.done) return;
-        yield next.value;
-      }
-    } catch (error) {
-      throw signal.aborted ? abortError(signal) : AgentError.from(error);
+      const request = scope.request(await scope.race(this.outgoingHeaders()), params);
+      return (await scope.race(serveUnary(entry.pipeline, request, spec.name, data))) as TResult;
     } finally {
-      // Detached, as on the wire: a consumer that leaves does not wait for the producer to wind down.
-      void iterator.return?.()?.catch?.(() => undefined);
+      scope.end();
     }
   }
 
-  /** Authenticates the credential now and uses the context for every later call. */
+  /**
+   * Runs the task on the agent at `agentUrl`, yielding its events up to exactly one final status.
+   * `options.timeoutMs` sets a deadline for the whole stream (none by default).
+   */
+  async *subscribe(agentUrl: string, task: Task, options: SendOptions = {}): AsyncIterable<TaskEvent> {
+    const entry = this.registry.resolve(agentUrl);
+    const scope = new CallerScope(options.signal, options.timeoutMs);
+    let events: TaskEventStream;
+    try {
+      events = await this.openStream(entry.pipeline, scope, task);
+    } catch (error) {
+      scope.end();
+      throw error;
+    }
+    let ended = false;
+    const read = (): Promise<IteratorResult<TaskEvent>> => {
+      const step = scope.race(events.next());
+      step.catch(() => undefined); // a read the caller never collects (it left) must not be unhandled
+      return step;
+    };
+    try {
+      // One event read ahead, as a socket buffer would: the handler runs on between the caller's reads.
+      let ahead = read();
+      for (;;) {
+        const next = await ahead;
+        if (next.done) {
+          ended = true;
+          return;
+        }
+        ahead = read();
+        yield next.value;
+      }
+    } finally {
+      if (!ended) {
+        scope.leave();
+        void events.return();
+      }
+      scope.end();
+    }
+  }
+
+  /** Authenticates `credentials` now; later calls send what the resulting context builds. */
   async authenticate(credentials: string): Promise<SecurityContext> {
-    if (!this.authenticator)
-      throw new ValueError('RuntimeTransport has no authenticator to authenticate with');
-    const lazy = new LazyCredentials(this.authenticator, credentials);
-    const context = await clientAuth(lazy, credentials);
-    this.lazy = lazy;
-    this.credentials = credentials;
+    const { store, context } = await authenticateClient(this.authenticator, this.credentials, credentials);
+    this.credentials = store;
     return context;
   }
 
@@ -225,88 +248,49 @@ export class RuntimeTransport implements Transport {
 
   // No describe(): the agents live in this thread's memory, so a worker thread cannot rebuild them.
 
-  private async callContext(
-    signal: AbortSignal,
-    params: Record<string, string> | undefined,
-    path: string,
-  ): Promise<CallContext> {
-    const headers: Record<string, string> = {};
-    if (this.lazy) {
-      const built = await clientAuthHeaders(this.lazy, this.credentials);
-      for (const [name, value] of Object.entries(built)) headers[name.toLowerCase()] = value;
+  /** Opens the stream on the agent's pipeline within the call's scope (its signal and deadline). */
+  private async openStream(
+    pipeline: ServerPipeline,
+    scope: CallerScope,
+    task: Task,
+  ): Promise<TaskEventStream> {
+    const request = scope.request(await scope.race(this.outgoingHeaders()));
+    const opening = serveStream(pipeline, request, task);
+    try {
+      return await scope.race(opening);
+    } catch (error) {
+      // The call was aborted while it opened: a stream that opens later is closed unread.
+      void opening.then(
+        (late) => late.return(),
+        () => undefined,
+      );
+      throw error;
     }
-    const security = await authenticateRequest({
-      authenticator: this.authenticator,
-      headers,
-      query: params,
-      path,
-    });
-    const ctx: CallContext = { signal, headers, transport: 'memory' };
-    if (security) ctx.security = security;
-    return ctx;
   }
 
-  /** Mirrors the network card route: with an authenticator the card advertises its scheme. */
-  private withSecuritySchemes(card: AgentCard): AgentCard {
-    if (!this.authenticator || card.securitySchemes) return card;
-    const scheme = this.authenticator.securityScheme;
-    return { ...card, securitySchemes: { [scheme.authType]: scheme.toDict() } };
-  }
-
-  private lookup(address: string): RegisteredAgent | undefined {
-    const key = addressKey(address);
-    if (key === '' || key === 'runtime:/' || key === 'runtime:') return this.defaultEntry;
-    return this.byAddress.get(key);
-  }
-
-  private resolve(address: string): RegisteredAgent {
-    if (typeof address !== 'string') throw new ValueError('Agent address must be a string');
-    const entry = this.lookup(address);
-    if (!entry)
-      throw new NotFoundError(`No agent registered at "${address}"`, {
-        data: { address, known: this.listAgents() },
-      });
+  private register(agent: RegistrableAgent, options: RegisterAgentOptions): RegistryEntry {
+    const entry = this.registry.add(agent, options, this, () => this.pipelineFor(agent));
+    if (this.lifecycle === 'started' && entry.owner === this) entry.pipeline.markReady();
     return entry;
   }
 
-  private remove(entry: RegisteredAgent): void {
-    this.entries.delete(entry);
-    for (const [address, value] of this.byAddress) if (value === entry) this.byAddress.delete(address);
-    if (this.defaultEntry === entry) this.defaultEntry = undefined;
+  private pipelineFor(handler: TaskHandler): ServerPipeline {
+    return new ServerPipeline({
+      transport: 'memory',
+      handler,
+      authenticator: this.authenticator,
+      validateSchema: this.validateSchema,
+      logger: this.logger,
+    });
   }
-}
 
-function isTaskHandler(value: unknown): value is TaskHandler {
-  if (typeof value !== 'object' || value === null) return false;
-  const candidate = value as Record<string, unknown>;
-  return ['handleTask', 'handleTaskStreaming', 'cancelTask', 'getAgentCard'].every(
-    (key) => typeof candidate[key] === 'function',
-  );
-}
-
-/** Client-side lazy auth failing is a 401 on the wire too: the caller gets the same typed error. */
-async function clientAuth(lazy: LazyCredentials, credentials: string | undefined): Promise<SecurityContext> {
-  try {
-    return await lazy.getContext();
-  } catch (error) {
-    throw asUnauthenticated(error, credentials);
+  /** What the caller's credentials build, names lowercase; a refusal is a scrubbed UnauthenticatedError. */
+  private async outgoingHeaders(): Promise<Record<string, string>> {
+    const headers: Record<string, string> = {};
+    if (!this.credentials) return headers;
+    for (const [name, value] of Object.entries(await this.credentials.headers())) {
+      headers[name.toLowerCase()] = value;
+    }
+    return headers;
   }
-}
-
-async function clientAuthHeaders(
-  lazy: LazyCredentials,
-  credentials: string | undefined,
-): Promise<Record<string, string>> {
-  try {
-    return await lazy.headers();
-  } catch (error) {
-    throw asUnauthenticated(error, credentials);
-  }
-}
-
-function asUnauthenticated(error: unknown, credentials: string | undefined): AgentError {
-  if (error instanceof AgentError) return error;
-  const message = error instanceof Error ? error.message : '';
-  const safe = message && !(credentials && message.includes(credentials)) ? message : 'Invalid credentials';
-  return new UnauthenticatedError(safe, { cause: error });
 }

@@ -32,7 +32,9 @@ export class Harness {
   }
 
   client(options: Partial<GRPCTransportOptions> = {}): GRPCTransport {
-    const client = new GRPCTransport({ url: 'grpc://127.0.0.1:0', ...options });
+    // A client certificate needs the secure scheme, as on the server.
+    const url = options.tls ? 'grpcs://127.0.0.1:0' : 'grpc://127.0.0.1:0';
+    const client = new GRPCTransport({ url, ...options });
     this.transports.push(client);
     return client;
   }

@@ -24,8 +24,9 @@ export const protobufPackage = "agent.v1";
 export const protobufFileName = "agent/v1/agent.proto";
 
 /**
- * The gRPC wire of agent-tasks (DESIGN.md §3). Field names are the proto's own; the transport's
- * codec.ts is the only place that converts them to and from the snake_case JSON wire types.
+ * The gRPC wire of agent-tasks (docs/architecture.md in the repository). Field names are the
+ * proto's own; the transport's codec.ts is the only place that converts them to and from the
+ * snake_case JSON wire types.
  */
 
 export enum TaskState {

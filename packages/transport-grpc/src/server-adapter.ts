@@ -1,0 +1,239 @@
+/**
+ * The server side of GRPCTransport: `agent.v1.AgentService` on @grpc/grpc-js. Each RPC opens a call
+ * on the server pipeline (which authenticates) before its body is decoded, then runs the decoded
+ * operation through the pipeline and encodes what comes back. Every rule in between lives in the
+ * pipeline; this file only speaks gRPC.
+ */
+import { InvalidRequestError, UnavailableError, type AgentError, type TlsOptions } from '@agent/core';
+import { raceAbort, type TransportAddress } from '@agent/core/internal';
+import {
+  formatHostPort,
+  settlesWithin,
+  type RequestInfo,
+  type ServerCall,
+  type ServerPipeline,
+} from '@agent/server';
+import {
+  Server,
+  type sendUnaryData,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type ServiceDefinition,
+} from '@grpc/grpc-js';
+import { ReflectionService } from '@grpc/reflection';
+import { HealthImplementation } from 'grpc-health-check';
+import {
+  decodeInvokeRequestBytes,
+  encodeInvokeResponse,
+  encodeTaskEvent,
+  type DecodedInvokeRequest,
+} from './codec.js';
+import * as pb from './gen/agent/v1/agent.js';
+import { toStatusObject } from './grpc-errors.js';
+import { metadataToHeaders } from './metadata.js';
+import { AGENT_SERVICE_NAME, reflectionPackageDefinition } from './proto-files.js';
+import { serverCredentials } from './tls.js';
+
+export interface GrpcServerAdapterOptions {
+  pipeline: ServerPipeline;
+  address: TransportAddress;
+  /** Present for `grpcs://` (checked by the transport base already). */
+  tls: TlsOptions | undefined;
+  health: boolean;
+  reflection: boolean;
+  maxMessageBytes: number;
+}
+
+/** Request bodies stay bytes until the call is authenticated (see {@link AGENT_SERVICE_RAW_REQUESTS}). */
+type InvokeCall = ServerUnaryCall<Buffer, pb.InvokeResponse>;
+type StreamCall = ServerWritableStream<Buffer, pb.TaskEvent>;
+
+/** After the pipeline drained: how long other services' calls (a health `Watch`) get before the server is forced down. */
+const CLOSE_GRACE_MS = 1000;
+
+const passThrough = (body: Buffer): Buffer => body;
+
+/**
+ * The generated service with pass-through request deserializers. grpc-js decodes a request before the
+ * handler runs, so with the generated deserializer an undecodable body from an unauthenticated caller
+ * would end as INTERNAL ahead of the auth check; the adapter decodes after authenticating instead.
+ */
+const AGENT_SERVICE_RAW_REQUESTS = {
+  invoke: { ...pb.AgentServiceService.invoke, requestDeserialize: passThrough },
+  stream: { ...pb.AgentServiceService.stream, requestDeserialize: passThrough },
+} satisfies ServiceDefinition;
+
+/**
+ * One RPC in flight. Its signal aborts when the client goes away (deadline, cancel) or when a stop
+ * gives up on it; neither is a task cancel.
+ */
+class RpcScope {
+  /** The answer went to grpc-js; a later `cancelled` event is just the call ending. */
+  answered = false;
+  readonly request: RequestInfo;
+  private readonly controller = new AbortController();
+
+  constructor(call: InvokeCall | StreamCall) {
+    // grpc-js emits 'cancelled' at the end of every call, finished ones included.
+    call.on('cancelled', () => {
+      if (!this.answered) this.abort(new UnavailableError('The client cancelled the call'));
+    });
+    this.request = {
+      headers: metadataToHeaders(call.metadata),
+      signal: this.controller.signal,
+      remoteAddress: call.getPeer(),
+      abort: (reason) => this.abort(reason),
+    };
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  private abort(reason: unknown): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+}
+
+export class GrpcServerAdapter {
+  private readonly server: Server;
+  private readonly health: HealthImplementation | undefined;
+  private readonly pipeline: ServerPipeline;
+
+  constructor(private readonly options: GrpcServerAdapterOptions) {
+    this.pipeline = options.pipeline;
+    this.server = new Server({
+      'grpc.max_receive_message_length': options.maxMessageBytes,
+      'grpc.max_send_message_length': options.maxMessageBytes,
+    });
+    this.server.addService(AGENT_SERVICE_RAW_REQUESTS, {
+      invoke: (call: InvokeCall, callback: sendUnaryData<pb.InvokeResponse>) => this.invoke(call, callback),
+      stream: (call: StreamCall) => this.stream(call),
+    });
+    if (options.health) {
+      this.health = new HealthImplementation({ '': 'SERVING', [AGENT_SERVICE_NAME]: 'SERVING' });
+      this.health.addToServer(this.server);
+    }
+    if (options.reflection) {
+      new ReflectionService(reflectionPackageDefinition(options.health)).addToServer(this.server);
+    }
+  }
+
+  /** Binds and serves; resolves with the bound port (the real one when the configured port was 0). */
+  listen(): Promise<number> {
+    const { host, port } = this.options.address;
+    const target = formatHostPort(host, port);
+    const credentials = serverCredentials(this.options.tls);
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(target, credentials, (error, boundPort) => {
+        if (error) {
+          this.server.forceShutdown();
+          reject(new UnavailableError(`Cannot listen on ${target}: ${error.message}`, { cause: error }));
+        } else resolve(boundPort);
+      });
+    });
+  }
+
+  /** A stop began: the standard health service reports NOT_SERVING while calls drain. */
+  markStopping(): void {
+    this.health?.setStatus('', 'NOT_SERVING');
+    this.health?.setStatus(AGENT_SERVICE_NAME, 'NOT_SERVING');
+  }
+
+  /** Once the pipeline has drained: lets answers flush, then closes every connection. */
+  async close(): Promise<void> {
+    this.markStopping();
+    const shutdown = new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
+    if (!(await settlesWithin(shutdown, CLOSE_GRACE_MS))) this.server.forceShutdown();
+  }
+
+  private invoke(call: InvokeCall, callback: sendUnaryData<pb.InvokeResponse>): void {
+    const scope = new RpcScope(call);
+    void raceAbort(this.answerInvoke(call, scope), scope.signal).then(
+      (response) => {
+        scope.answered = true;
+        callback(null, response);
+      },
+      (error: AgentError) => {
+        scope.answered = true;
+        callback(toStatusObject(error));
+      },
+    );
+  }
+
+  /** Authenticate, decode, run the operation, encode; rejects only with a wire-safe AgentError. */
+  private async answerInvoke(call: InvokeCall, scope: RpcScope): Promise<pb.InvokeResponse> {
+    const opened = await this.pipeline.open(scope.request);
+    const request = this.decode(call.request, 'invoke', opened);
+    const result = await this.pipeline.unary(opened, request.operation, request.data);
+    try {
+      return encodeInvokeResponse(request.operation, result);
+    } catch (error) {
+      throw this.pipeline.wireError(error, request.operation, opened);
+    }
+  }
+
+  private stream(call: StreamCall): void {
+    const scope = new RpcScope(call);
+    void this.pumpStream(call, scope).then(
+      () => {
+        scope.answered = true;
+        if (!call.cancelled) call.end();
+      },
+      (error: AgentError) => {
+        scope.answered = true;
+        if (!call.cancelled) call.emit('error', toStatusObject(error));
+      },
+    );
+  }
+
+  /**
+   * Writes the pipeline's events (which end with exactly one final status) until the stream ends, the
+   * client goes away or a stop gives up on the call; rejects only with a wire-safe AgentError.
+   */
+  private async pumpStream(call: StreamCall, scope: RpcScope): Promise<void> {
+    const opened = await this.pipeline.open(scope.request);
+    const request = this.decode(call.request, 'stream_task', opened);
+    if (request.operation !== 'send_task') {
+      const refused = new InvalidRequestError(
+        `Stream carries send_task only; call Invoke for ${request.operation}`,
+      );
+      throw this.pipeline.wireError(refused, 'stream_task', opened);
+    }
+    const events = this.pipeline.stream(opened, request.data);
+    try {
+      for (;;) {
+        const next = await raceAbort(events.next(), scope.signal);
+        if (next.done) return;
+        await this.write(call, encodeTaskEvent(next.value), scope.signal);
+      }
+    } catch (error) {
+      throw this.pipeline.wireError(error, 'stream_task', opened);
+    } finally {
+      // Ended early (client gone, stop, encoding failure): the handler is told to finish on its own.
+      void events.return();
+    }
+  }
+
+  private decode(body: Buffer, operation: string, opened: ServerCall): DecodedInvokeRequest {
+    try {
+      return decodeInvokeRequestBytes(body);
+    } catch (error) {
+      throw this.pipeline.wireError(error, operation, opened);
+    }
+  }
+
+  private async write(call: StreamCall, event: pb.TaskEvent, signal: AbortSignal): Promise<void> {
+    if (call.write(event) || signal.aborted) return;
+    // Back-pressure: a slow reader holds the producer here instead of growing the buffer.
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        call.off('drain', done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      call.on('drain', done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}
