@@ -6,7 +6,7 @@
  * same environment variables as the reference server (AGENT_AUTH, AGENT_API_KEYS, ...).
  */
 import { writeFileSync } from 'node:fs';
-import { createAuthenticator, createDemoAgent, loadConfig } from '@agent/reference-server';
+import { createAuthenticator, createDemoAgent, createDemoHandler, loadConfig } from '@agent/reference-server';
 import { TRANSPORT_NAMES, type TransportName } from './context.js';
 import type { CredentialKind } from './presented-credentials.js';
 import { junitXml, progressLine, resultTable } from './report.js';
@@ -99,7 +99,7 @@ async function main(): Promise<number> {
   if (args.transport === 'memory') {
     const config = loadConfig();
     const authenticator = createAuthenticator(config);
-    options.inProcess = { agent: createDemoAgent({ authenticator }), authenticator };
+    options.inProcess = { agent: createDemoHandler(createDemoAgent({ authenticator })), authenticator };
   }
   const results = await runConformance(options);
   const { passed, failed } = summarize(results);

@@ -3,7 +3,7 @@ import type { CredentialKind } from './presented-credentials.js';
 
 export const TRANSPORT_NAMES = ['http', 'memory', 'sse', 'ws', 'grpc'] as const;
 export type TransportName = (typeof TRANSPORT_NAMES)[number];
-export const STREAMING_TRANSPORTS: readonly TransportName[] = ['memory', 'sse', 'ws', 'grpc'];
+export const STREAMING_TRANSPORTS: readonly TransportName[] = ['http', 'memory', 'sse', 'ws', 'grpc'];
 
 export interface CaseContext {
   transport: TransportName;
@@ -19,6 +19,14 @@ export interface CaseContext {
   auth?: { kind: CredentialKind; token: string };
   /** Aborts when the case times out. */
   signal: AbortSignal;
+  /** Present when the harness controls the server process (cases marked `needsControl`). */
+  control?: ServerControl;
+}
+
+/** What a harness that started the server can do to it. */
+export interface ServerControl {
+  /** Stops the server gracefully (SIGTERM); resolves once it exited cleanly, rejects otherwise. */
+  stop(): Promise<void>;
 }
 
 export interface ConformanceCase {
@@ -28,5 +36,7 @@ export interface ConformanceCase {
   transports?: readonly TransportName[];
   /** `required`: runs only against an authenticating server; `none`: only without auth. */
   auth?: 'required' | 'none';
+  /** Runs only when the harness passes `control` (it stops the server, so it runs last, alone). */
+  needsControl?: boolean;
   run(ctx: CaseContext): Promise<void>;
 }

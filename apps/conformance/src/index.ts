@@ -7,6 +7,7 @@ export {
   type TransportName,
   type ConformanceCase,
   type CaseContext,
+  type ServerControl,
 } from './context.js';
 export { PresentedCredentials, presentedToken, type CredentialKind } from './presented-credentials.js';
 export { junitXml, progressLine, resultTable } from './report.js';

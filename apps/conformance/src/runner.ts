@@ -1,7 +1,7 @@
 import { AgentClient } from '@agent/client';
 import type { Transport } from '@agent/core';
 import { ALL_CASES } from './cases/index.js';
-import type { CaseContext, ConformanceCase, TransportName } from './context.js';
+import type { CaseContext, ConformanceCase, ServerControl, TransportName } from './context.js';
 import { PresentedCredentials, presentedToken, type CredentialKind } from './presented-credentials.js';
 import { createClientTransport, type InProcessTarget } from './transports.js';
 
@@ -20,6 +20,8 @@ export interface ConformanceOptions {
   filter?: RegExp;
   cases?: readonly ConformanceCase[];
   onResult?: (result: CaseResult) => void;
+  /** Lets the cases marked `needsControl` stop the server; without it they do not run. */
+  control?: ServerControl;
 }
 
 export interface CaseResult {
@@ -35,6 +37,7 @@ function applies(testCase: ConformanceCase, options: ConformanceOptions): boolea
   if (testCase.transports && !testCase.transports.includes(options.transport)) return false;
   if (testCase.auth === 'required' && !options.credentials) return false;
   if (testCase.auth === 'none' && options.credentials) return false;
+  if (testCase.needsControl && !options.control) return false;
   return !options.filter || options.filter.test(testCase.id);
 }
 
@@ -72,6 +75,7 @@ export async function runConformance(options: ConformanceOptions): Promise<CaseR
         auth: token ? { kind, token } : undefined,
         signal: controller.signal,
       };
+      if (options.control) ctx.control = options.control;
       const started = performance.now();
       let timer: NodeJS.Timeout | undefined;
       const result: CaseResult = {

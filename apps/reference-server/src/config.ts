@@ -31,6 +31,8 @@ export interface ServerConfig {
   runStore: string;
   /** What the demo agent's approval handler answers: `none` (no handler: approval-gated tools fail). */
   approvals: 'none' | 'approve' | 'deny';
+  /** How long a stop lets in-flight tasks finish before canceling them (`server shutting down`), in ms. */
+  stopGraceMs: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -46,6 +48,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   a2a: false,
   runStore: 'memory',
   approvals: 'none',
+  stopGraceMs: 10_000,
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 };
@@ -83,6 +86,7 @@ const FILE_SCHEMA = {
     a2a: { type: 'boolean' },
     runStore: { type: 'string', pattern: '^(memory|sqlite:.+)$' },
     approvals: { enum: ['none', 'approve', 'deny'] },
+    stopGraceMs: { type: 'integer', minimum: 0 },
   },
 };
 
@@ -94,6 +98,7 @@ type FileConfig = {
   a2a?: boolean;
   runStore?: string;
   approvals?: ServerConfig['approvals'];
+  stopGraceMs?: number;
 };
 
 let validateFile: ReturnType<Ajv['compile']> | undefined;
@@ -165,6 +170,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const d = DEFAULT_CONFIG;
   const jwtFile = file.auth?.jwt ?? {};
   const leeway = env.AGENT_JWT_LEEWAY_SECONDS;
+  const grace = env.AGENT_STOP_GRACE_MS;
+  if (grace !== undefined && grace !== '' && !/^\d+$/.test(grace)) {
+    throw new ValueError(`Invalid AGENT_STOP_GRACE_MS: ${grace} (expected a non-negative integer)`);
+  }
   if (leeway !== undefined && leeway !== '' && !/^\d+$/.test(leeway)) {
     throw new ValueError(`Invalid AGENT_JWT_LEEWAY_SECONDS: ${leeway} (expected a non-negative integer)`);
   }
@@ -211,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     runStore: env.AGENT_RUN_STORE || file.runStore || d.runStore,
     approvals:
       envEnum(env, 'AGENT_APPROVALS', ['none', 'approve', 'deny'] as const) ?? file.approvals ?? d.approvals,
+    stopGraceMs: grace ? Number(grace) : (file.stopGraceMs ?? d.stopGraceMs),
   };
   if (!/^(memory|sqlite:.+)$/.test(config.runStore)) {
     throw new ValueError(`Invalid AGENT_RUN_STORE: ${config.runStore} (expected memory or sqlite:<path>)`);

@@ -1,6 +1,8 @@
 /**
- * The demo agent the reference server deploys (DESIGN.md §5). The command is the first text part:
- * `echo <text>`, `sleep <ms>`, `fail <text>`, `crash <text>`, `stream <n>`, `tool <name> <json-args>`.
+ * The demo agent the reference server deploys, so that conformance and users have something real to
+ * drive (its commands are documented in the README, "The demo agent"). The command is the first text
+ * part: `echo <text>`, `sleep <ms>`, `fail <text>`, `crash <text>`, `stream <n>`,
+ * `tool <name> <json-args>`.
  */
 import {
   AgentError,

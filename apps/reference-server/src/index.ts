@@ -22,3 +22,4 @@ export {
   MAX_SLEEP_MS,
   MAX_STREAM_CHUNKS,
 } from './demo-agent.js';
+export { createDemoHandler } from './demo-handler.js';

@@ -17,6 +17,7 @@ import { WebSocketTransport } from '@agent/transport-ws';
 import { GRPCTransport } from '@agent/transport-grpc';
 import type { ServerConfig } from './config.js';
 import { createDemoAgent } from './demo-agent.js';
+import { createDemoHandler } from './demo-handler.js';
 
 export interface ReferenceServerUrls {
   http: string;
@@ -29,8 +30,11 @@ export interface ReferenceServer {
   readonly agent: Agent;
   readonly authenticator: Authenticator | undefined;
   readonly urls: ReferenceServerUrls;
-  /** Cancels in-flight tasks, stops every transport, closes the run store. Idempotent. */
-  stop(reason?: string): Promise<void>;
+  /**
+   * Stops every transport (in-flight tasks get `stopGraceMs` to finish, then are canceled with reason
+   * `server shutting down`), then closes the run store. Idempotent.
+   */
+  stop(): Promise<void>;
 }
 
 export function createAuthenticator(config: ServerConfig): Authenticator | undefined {
@@ -80,18 +84,21 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
   const authenticator = createAuthenticator(config);
   const runStore = createRunStore(config.runStore);
   const host = hostForUrl(config.host);
+  const { stopGraceMs } = config;
   const http = new HTTPTransport({
     url: `http://${host}:${config.ports.http}`,
     authenticator,
     backend: config.httpBackend,
+    stopGraceMs,
   });
-  const sse = new SSETransport({ url: `http://${host}:${config.ports.sse}`, authenticator });
-  const ws = new WebSocketTransport({ url: `ws://${host}:${config.ports.ws}`, authenticator });
+  const sse = new SSETransport({ url: `http://${host}:${config.ports.sse}`, authenticator, stopGraceMs });
+  const ws = new WebSocketTransport({ url: `ws://${host}:${config.ports.ws}`, authenticator, stopGraceMs });
   const grpc = new GRPCTransport({
     url: `grpc://${host}:${config.ports.grpc}`,
     authenticator,
     health: true,
     reflection: true,
+    stopGraceMs,
   });
   const agent = createDemoAgent({
     runStore,
@@ -99,7 +106,8 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     approvalHandler: approvalHandler(config.approvals),
   });
   const transports: Transport[] = [http, sse, ws, grpc];
-  for (const transport of transports) transport.bind(agent);
+  const handler = createDemoHandler(agent);
+  for (const transport of transports) transport.bind(handler);
 
   const started: Transport[] = [];
   try {
@@ -119,18 +127,11 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     agent,
     authenticator,
     urls: { http: http.url, sse: sse.url, ws: ws.url, grpc: grpc.url },
-    stop(reason = 'server shutting down') {
+    stop() {
+      // Each transport stops in two phases: readiness turns `stopping` and new calls are refused,
+      // in-flight tasks get `stopGraceMs` to finish, then are canceled with `server shutting down`.
       stopping ??= (async () => {
-        const cancelActive = () =>
-          Promise.allSettled(agent.activeTaskIds.map((id) => agent.cancelTask(id, reason)));
-        await cancelActive();
-        // Requests already accepted may register tasks while the transports drain: cancel those too.
-        const sweep = setInterval(() => void cancelActive(), 50);
-        try {
-          await Promise.allSettled(transports.map((t) => t.stop()));
-        } finally {
-          clearInterval(sweep);
-        }
+        await Promise.allSettled(transports.map((t) => t.stop()));
         await runStore.close();
       })();
       return stopping;

@@ -1,4 +1,4 @@
-import { combineSignals, raceAbort, sleep } from './internal.js';
+import { raceAbort, sleep } from './internal.js';
 
 describe('raceAbort', () => {
   it('settles with the work when the signal stays quiet', async () => {
@@ -27,23 +27,12 @@ describe('raceAbort', () => {
   });
 });
 
-describe('sleep and combineSignals', () => {
+describe('sleep', () => {
   it('sleeps, and stops sleeping on abort', async () => {
     await expect(sleep(1)).resolves.toBeUndefined();
     const controller = new AbortController();
     const pending = sleep(60_000, controller.signal);
     controller.abort(new Error('stop'));
     await expect(pending).rejects.toThrow('stop');
-  });
-  it('combines signals and deadlines', async () => {
-    expect(combineSignals([])).toBeUndefined();
-    const a = new AbortController();
-    expect(combineSignals([a.signal])).toBe(a.signal);
-    const both = combineSignals([a.signal, new AbortController().signal])!;
-    a.abort('a');
-    expect(both.aborted).toBe(true);
-    const timed = combineSignals([undefined], 1)!;
-    await new Promise((r) => setTimeout(r, 20));
-    expect(timed.aborted).toBe(true);
   });
 });

@@ -60,14 +60,3 @@ export function sleep(
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
-
-/** One signal that aborts when any input aborts, or after `timeoutMs`; undefined when there is nothing to follow. */
-export function combineSignals(
-  signals: ReadonlyArray<AbortSignal | undefined>,
-  timeoutMs?: number,
-): AbortSignal | undefined {
-  const inputs = signals.filter((signal): signal is AbortSignal => signal !== undefined);
-  if (timeoutMs !== undefined) inputs.push(AbortSignal.timeout(timeoutMs));
-  if (inputs.length <= 1) return inputs[0];
-  return AbortSignal.any(inputs);
-}

@@ -12,7 +12,7 @@ export {
 } from './operations.js';
 export { parseTransportUrl, normalizeHeaders, type TransportAddress } from './transport-url.js';
 export { isComponentDescriptor, describeComponent } from './descriptor.js';
-export { raceAbort, sleep, combineSignals, type AbortErrorFactory } from './abort.js';
+export { raceAbort, sleep, type AbortErrorFactory } from './abort.js';
 export { numberOption, type NumberRule } from './option-number.js';
 export { isLogger } from './logger.js';
 export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';

@@ -1,5 +1,6 @@
 import type { ConformanceCase } from '../context.js';
 import { httpCases } from './http-cases.js';
+import { serverCases } from './server-cases.js';
 import { taskCases } from './task-cases.js';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...httpCases, ...taskCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...httpCases, ...taskCases, ...serverCases];
