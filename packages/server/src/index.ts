@@ -23,6 +23,6 @@ export {
   type TransportOptions,
   type LifecycleSettings,
 } from './transport-options.js';
-export { TransportBase, type TransportDefinition } from './transport-base.js';
+export { TransportBase, type TransportDefinition, type Listening } from './transport-base.js';
 export { clientCredentialsFrom, authenticateClient, type ClientAuthOptions } from './client-auth.js';
 export { isLocalHost, isValidPort, formatHostPort, withPort } from './local-url.js';

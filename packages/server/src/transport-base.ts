@@ -41,11 +41,21 @@ export interface TransportDefinition {
 
 type Lifecycle = 'idle' | 'starting' | 'started' | 'stopping';
 
+/** What a transport's `listen` hands back: where it listens and how to let go of it. */
+export interface Listening {
+  /** The port listened on (the real one when 0 was configured). */
+  readonly port: number;
+  /** A stop began: called before in-flight calls drain (a health service turns NOT_SERVING here). */
+  stopping?(): void;
+  /** Releases the listener and every socket; the pipeline has drained already. */
+  close(): Promise<void>;
+}
+
 /**
  * What every network transport facade shares, written once: option checks, the bind/start/stop
  * lifecycle with its two-phase stop, the server pipeline, client-side credentials, `validateUrl`
- * and `describe`. A transport adds its wire: `listen` (serve the pipeline), `close` (release
- * listeners and sockets once the pipeline has drained) and its client (`send`, `subscribe`).
+ * and `describe`. A transport adds its wire: `listen` (serve the pipeline; what it returns lets go
+ * of the listener and its sockets once the pipeline has drained) and its client (`send`, `subscribe`).
  */
 export abstract class TransportBase<
   TOptions extends TransportOptions = TransportOptions,
@@ -70,6 +80,7 @@ export abstract class TransportBase<
   private readonly configuredUrl: string;
   private handler: TaskHandler | undefined;
   private current: ServerPipeline | undefined;
+  private listening: Listening | undefined;
   private lifecycle: Lifecycle = 'idle';
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -153,10 +164,11 @@ export abstract class TransportBase<
     this.lifecycle = 'starting';
     this.current = pipeline;
     this.starting = this.listen(pipeline, tls).then(
-      (port) => {
+      (listening) => {
         this.starting = undefined;
-        this.port = port;
-        this.url = withPort(this.configuredUrl, port);
+        this.listening = listening;
+        this.port = listening.port;
+        this.url = withPort(this.configuredUrl, listening.port);
         this.lifecycle = 'started';
         pipeline.markReady();
       },
@@ -188,23 +200,23 @@ export abstract class TransportBase<
     const pipeline = this.current;
     if (this.lifecycle !== 'started' || !pipeline) return Promise.resolve();
     this.lifecycle = 'stopping';
+    const listening = this.listening;
     pipeline.beginStop();
+    listening?.stopping?.();
     this.stopping = pipeline
       .drain(this.stopGraceMs)
-      .then(() => this.close())
+      .then(() => listening?.close())
       .finally(() => {
         this.stopping = undefined;
         this.current = undefined;
+        this.listening = undefined;
         this.lifecycle = 'idle';
       });
     return this.stopping;
   }
 
-  /** Serves `pipeline` on this transport's address; resolves with the port it listens on. */
-  protected abstract listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<number>;
-
-  /** Releases the listener and every socket; the pipeline has drained already. */
-  protected abstract close(): Promise<void>;
+  /** Serves `pipeline` on this transport's address; resolves once it listens. */
+  protected abstract listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<Listening>;
 
   /** Client side: releases pooled connections. Called by every `stop()`. */
   protected closeClient(): void {}

@@ -8,7 +8,7 @@ import {
   type TlsOptions,
 } from '@agent/core';
 import { readTaskPayload } from '@agent/core/internal';
-import { TransportBase, type ServerPipeline, type TransportDefinition } from '@agent/server';
+import { TransportBase, type Listening, type ServerPipeline, type TransportDefinition } from '@agent/server';
 import { Metadata } from '@grpc/grpc-js';
 import { GrpcClientPool } from './client.js';
 import { decodeInvokeResponse, encodeInvokeRequest, type InvokeOperation } from './codec.js';
@@ -38,20 +38,13 @@ const UNARY_OPERATIONS: ReadonlySet<string> = new Set([
  */
 export class GRPCTransport extends TransportBase<GRPCTransportOptions> {
   private readonly pool: GrpcClientPool;
-  private server: GrpcServerAdapter | undefined;
 
   constructor(options: GRPCTransportOptions) {
     super(DEFINITION, options);
     this.pool = new GrpcClientPool({ tls: this.tls, maxMessageBytes: this.maxBodyBytes });
   }
 
-  /** Health turns NOT_SERVING as soon as a stop begins, before in-flight calls drain. */
-  override stop(): Promise<void> {
-    this.server?.markStopping();
-    return super.stop();
-  }
-
-  protected async listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<number> {
+  protected async listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<Listening> {
     const server = new GrpcServerAdapter({
       pipeline,
       address: this.address,
@@ -61,14 +54,12 @@ export class GRPCTransport extends TransportBase<GRPCTransportOptions> {
       maxMessageBytes: this.maxBodyBytes,
     });
     const port = await server.listen();
-    this.server = server;
-    return port;
-  }
-
-  protected async close(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    await server?.close();
+    return {
+      port,
+      // Health turns NOT_SERVING as soon as a stop begins, before in-flight calls drain.
+      stopping: () => server.markStopping(),
+      close: () => server.close(),
+    };
   }
 
   protected override closeClient(): void {

@@ -9,8 +9,8 @@ import {
   type TlsOptions,
 } from '@agent/core';
 import { numberOption } from '@agent/core/internal';
-import { TransportBase, type ServerPipeline, type TransportDefinition } from '@agent/server';
-import type { BackendFactory, BackendOptions, HttpBackend } from './backend.js';
+import { TransportBase, type Listening, type ServerPipeline, type TransportDefinition } from '@agent/server';
+import type { BackendFactory, BackendOptions } from './backend.js';
 import { HttpClient } from './client.js';
 import { ExpressBackend } from './express-backend.js';
 import { NodeBackend } from './node-backend.js';
@@ -46,7 +46,6 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
   private readonly backendFactory: BackendFactory;
   private readonly backendName: BackendName | undefined;
   private readonly client: HttpClient;
-  private backend: HttpBackend | undefined;
 
   constructor(options: HTTPTransportOptions) {
     super(DEFINITION, options);
@@ -98,7 +97,7 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
     return this.authHeaders();
   }
 
-  protected async listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<number> {
+  protected async listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<Listening> {
     const { basePath } = this.address;
     const options: BackendOptions = {
       maxBodyBytes: this.maxBodyBytes,
@@ -109,14 +108,7 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
     const backend = this.backendFactory(options);
     backend.setupRoutes(buildEndpoints(pipeline, basePath, this.maxBodyBytes));
     const port = await backend.start(this.address.host, this.address.port);
-    this.backend = backend;
-    return port;
-  }
-
-  protected async close(): Promise<void> {
-    const backend = this.backend;
-    this.backend = undefined;
-    await backend?.stop();
+    return { port, close: () => backend.stop() };
   }
 
   protected override closeClient(): void {

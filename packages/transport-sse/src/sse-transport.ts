@@ -1,5 +1,5 @@
 import type { ClientRequestSpec, SendOptions, Task, TaskEvent, TlsOptions } from '@agent/core';
-import { TransportBase, type ServerPipeline, type TransportDefinition } from '@agent/server';
+import { TransportBase, type Listening, type ServerPipeline, type TransportDefinition } from '@agent/server';
 import { NodeHost } from '@agent/server/node';
 import { SSEClient } from './client.js';
 import { SSE_OPTION_NAMES, sseSettings, type SSESettings, type SSETransportOptions } from './options.js';
@@ -22,7 +22,6 @@ const DEFINITION: TransportDefinition = {
 export class SSETransport extends TransportBase<SSETransportOptions> {
   private readonly sse: SSESettings;
   private readonly client: SSEClient;
-  private host: NodeHost | undefined;
 
   constructor(options: SSETransportOptions) {
     super(DEFINITION, options);
@@ -51,7 +50,7 @@ export class SSETransport extends TransportBase<SSETransportOptions> {
     return this.client.subscribe(agentUrl, task, options);
   }
 
-  protected listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<number> {
+  protected async listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<Listening> {
     const { basePath } = this.address;
     const adapter = new SSEServerAdapter(pipeline, {
       basePath,
@@ -60,13 +59,8 @@ export class SSETransport extends TransportBase<SSETransportOptions> {
       cancelOnDisconnect: this.sse.cancelOnDisconnect,
     });
     const host = new NodeHost({ tls, basePath, onRequest: adapter.onRequest, state: () => pipeline.state });
-    this.host = host;
-    return host.start(this.address.host, this.address.port);
-  }
-
-  protected async close(): Promise<void> {
-    await this.host?.close();
-    this.host = undefined;
+    const port = await host.start(this.address.host, this.address.port);
+    return { port, close: () => host.close() };
   }
 
   protected override closeClient(): void {

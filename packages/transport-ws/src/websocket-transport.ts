@@ -1,5 +1,5 @@
 import type { ClientRequestSpec, Message, SendOptions, Task, TaskEvent, TlsOptions } from '@agent/core';
-import { TransportBase, type ServerPipeline, type TransportDefinition } from '@agent/server';
+import { TransportBase, type Listening, type ServerPipeline, type TransportDefinition } from '@agent/server';
 import { NodeHost } from '@agent/server/node';
 import { WebSocketClient } from './client.js';
 import { WS_OPTION_NAMES, wsSettings, type WebSocketTransportOptions, type WsSettings } from './options.js';
@@ -29,8 +29,6 @@ const DEFINITION: TransportDefinition = {
 export class WebSocketTransport extends TransportBase<WebSocketTransportOptions> {
   private readonly settings: WsSettings;
   private readonly client: WebSocketClient;
-  private host: NodeHost | undefined;
-  private adapter: WsServerAdapter | undefined;
 
   constructor(options: WebSocketTransportOptions) {
     super(DEFINITION, options);
@@ -46,7 +44,7 @@ export class WebSocketTransport extends TransportBase<WebSocketTransportOptions>
     });
   }
 
-  protected async listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<number> {
+  protected async listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<Listening> {
     const adapter = new WsServerAdapter({
       pipeline,
       basePath: this.address.basePath,
@@ -63,18 +61,14 @@ export class WebSocketTransport extends TransportBase<WebSocketTransportOptions>
       onUpgrade: (req, socket, head) => adapter.handleUpgrade(req, socket, head),
     });
     const port = await host.start(this.address.host, this.address.port);
-    this.host = host;
-    this.adapter = adapter;
-    return port;
-  }
-
-  protected async close(): Promise<void> {
-    const { host, adapter } = this;
-    this.host = undefined;
-    this.adapter = undefined;
-    // The sockets first: the listener only finishes closing once no upgraded socket is left.
-    await adapter?.close();
-    await host?.close();
+    return {
+      port,
+      async close() {
+        // The sockets first: the listener only finishes closing once no upgraded socket is left.
+        await adapter.close();
+        await host.close();
+      },
+    };
   }
 
   protected override closeClient(): void {
