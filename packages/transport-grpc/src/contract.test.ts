@@ -1,39 +1,15 @@
 import type { Transport } from '@agent/core';
 import { describeTransport, type TransportHarness } from '@agent/server/testing';
-import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
-import { service as healthService } from 'grpc-health-check';
+import { checkHealth } from './health-check.js';
 import { GRPCTransport } from './grpc-transport.js';
 import type { GRPCTransportOptions } from './options.js';
-
-const HealthClient = makeGenericClientConstructor(
-  healthService as unknown as ServiceDefinition,
-  'grpc.health.v1.Health',
-);
-
-type HealthCheck = (
-  request: { service: string },
-  callback: (error: Error | null, response?: { status?: unknown }) => void,
-) => void;
 
 const READINESS: Record<string, string> = { SERVING: 'ready', NOT_SERVING: 'stopping' };
 
 /** The standard grpc.health.v1 Check of the whole server, in the suite's readiness words. */
 async function readiness(server: Transport): Promise<string> {
-  const client = new HealthClient(
-    `127.0.0.1:${(server as GRPCTransport).port}`,
-    credentials.createInsecure(),
-  );
-  try {
-    const check = (client as unknown as { Check: HealthCheck }).Check.bind(client);
-    const status = await new Promise<string>((resolve, reject) =>
-      check({ service: '' }, (error, response) =>
-        error ? reject(error) : resolve(String(response?.status)),
-      ),
-    );
-    return READINESS[status] ?? status;
-  } finally {
-    client.close();
-  }
+  const status = await checkHealth((server as GRPCTransport).url);
+  return READINESS[status] ?? status;
 }
 
 const harness: TransportHarness = {

@@ -5,6 +5,7 @@
 import { createTask, isFinalEvent, type Task, type TaskEvent } from '@agent/core';
 import { STREAMING_TRANSPORTS, type CaseContext, type ConformanceCase } from '../context.js';
 import { assert, assertOneFinalStatus, collect } from '../expect.js';
+import { checkHealth } from '@agent/transport-grpc';
 import { rawHttp } from '../raw-http.js';
 
 /** The plain-HTTP base of the transport's own port (health and readiness live on every HTTP-based port). */
@@ -65,9 +66,17 @@ export const serverCases: ConformanceCase[] = [
     },
   },
   {
+    id: 'server.readiness.grpc',
+    title: 'the gRPC port answers the standard health check SERVING while serving',
+    transports: ['grpc'],
+    async run(ctx) {
+      assert.equal(await checkHealth(ctx.baseUrl, { signal: ctx.signal }), 'SERVING');
+    },
+  },
+  {
     id: 'server.stop',
     title:
-      'stop: readiness turns 503 stopping, a call that ends within the grace completes, one past it is canceled "server shutting down"',
+      'stop: readiness turns 503 stopping (gRPC health NOT_SERVING), a call that ends within the grace completes, one past it is canceled "server shutting down"',
     needsControl: true,
     async run(ctx) {
       const control = ctx.control;
@@ -101,6 +110,13 @@ export const serverCases: ConformanceCase[] = [
         }
         assert.equal(ready.status, 503, 'readiness turns 503 while stopping');
         assert.deepEqual(ready.json, { status: 'stopping' });
+      } else if (ctx.transport === 'grpc') {
+        let status = await checkHealth(ctx.baseUrl, { signal: ctx.signal });
+        while (status === 'SERVING') {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          status = await checkHealth(ctx.baseUrl, { signal: ctx.signal });
+        }
+        assert.equal(status, 'NOT_SERVING', 'health turns NOT_SERVING while stopping');
       }
       const finished: Task = await short;
       assert.equal(finished.state, 'completed', 'a call that ends within the grace completes');
