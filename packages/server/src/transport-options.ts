@@ -1,5 +1,7 @@
-import { ValueError, type Logger, type TlsOptions } from '@agent/core';
-import { numberOption } from '@agent/core/internal';
+import type { Logger, TlsOptions } from '@agent/core';
+import { checkOptionNames, numberOption } from '@agent/core/internal';
+
+export { checkOptionNames };
 import type { Authenticator } from '@agent/auth';
 
 /** The options every network transport shares: one lifecycle vocabulary. */
@@ -44,17 +46,6 @@ export interface LifecycleSettings {
   timeoutMs: number;
   stopGraceMs: number;
   maxBodyBytes: number;
-}
-
-/** Throws ValueError for an option name `accepted` does not list, naming the accepted ones. */
-export function checkOptionNames(owner: string, options: object, accepted: readonly string[]): void {
-  const allowed = new Set(accepted);
-  const unknown = Object.keys(options).filter((name) => !allowed.has(name));
-  if (unknown.length === 0) return;
-  const list = unknown.map((name) => `"${name}"`).join(', ');
-  throw new ValueError(
-    `${owner} does not accept the option${unknown.length > 1 ? 's' : ''} ${list}; accepted: ${[...accepted].sort().join(', ')}`,
-  );
 }
 
 /** Reads the shared lifecycle numbers with their defaults; 0 is a valid `timeoutMs` (no deadline). */
