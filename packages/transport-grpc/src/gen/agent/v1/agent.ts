@@ -2,7 +2,7 @@
 // source: agent/v1/agent.proto
 
 /* eslint-disable */
-import { BinaryReader, BinaryWriter } from '@bufbuild/protobuf/wire';
+import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import {
   type CallOptions,
   type ChannelCredentials,
@@ -16,12 +16,12 @@ import {
   type Metadata,
   type ServiceError,
   type UntypedServiceImplementation,
-} from '@grpc/grpc-js';
-import { Struct, Value } from '../../google/protobuf/struct';
+} from "@grpc/grpc-js";
+import { Struct, Value } from "../../google/protobuf/struct";
 
-export const protobufPackage = 'agent.v1';
+export const protobufPackage = "agent.v1";
 
-export const protobufFileName = 'agent/v1/agent.proto';
+export const protobufFileName = "agent/v1/agent.proto";
 
 /**
  * The gRPC wire of agent-tasks (docs/architecture.md in the repository). Field names are the
@@ -45,34 +45,34 @@ export enum TaskState {
 export function taskStateFromJSON(object: any): TaskState {
   switch (object) {
     case 0:
-    case 'TASK_STATE_UNSPECIFIED':
+    case "TASK_STATE_UNSPECIFIED":
       return TaskState.TASK_STATE_UNSPECIFIED;
     case 1:
-    case 'TASK_STATE_SUBMITTED':
+    case "TASK_STATE_SUBMITTED":
       return TaskState.TASK_STATE_SUBMITTED;
     case 2:
-    case 'TASK_STATE_WORKING':
+    case "TASK_STATE_WORKING":
       return TaskState.TASK_STATE_WORKING;
     case 3:
-    case 'TASK_STATE_COMPLETED':
+    case "TASK_STATE_COMPLETED":
       return TaskState.TASK_STATE_COMPLETED;
     case 4:
-    case 'TASK_STATE_CANCELED':
+    case "TASK_STATE_CANCELED":
       return TaskState.TASK_STATE_CANCELED;
     case 5:
-    case 'TASK_STATE_FAILED':
+    case "TASK_STATE_FAILED":
       return TaskState.TASK_STATE_FAILED;
     case 6:
-    case 'TASK_STATE_INPUT_REQUIRED':
+    case "TASK_STATE_INPUT_REQUIRED":
       return TaskState.TASK_STATE_INPUT_REQUIRED;
     case 7:
-    case 'TASK_STATE_REJECTED':
+    case "TASK_STATE_REJECTED":
       return TaskState.TASK_STATE_REJECTED;
     case 8:
-    case 'TASK_STATE_AUTH_REQUIRED':
+    case "TASK_STATE_AUTH_REQUIRED":
       return TaskState.TASK_STATE_AUTH_REQUIRED;
     case -1:
-    case 'UNRECOGNIZED':
+    case "UNRECOGNIZED":
     default:
       return TaskState.UNRECOGNIZED;
   }
@@ -81,26 +81,26 @@ export function taskStateFromJSON(object: any): TaskState {
 export function taskStateToJSON(object: TaskState): string {
   switch (object) {
     case TaskState.TASK_STATE_UNSPECIFIED:
-      return 'TASK_STATE_UNSPECIFIED';
+      return "TASK_STATE_UNSPECIFIED";
     case TaskState.TASK_STATE_SUBMITTED:
-      return 'TASK_STATE_SUBMITTED';
+      return "TASK_STATE_SUBMITTED";
     case TaskState.TASK_STATE_WORKING:
-      return 'TASK_STATE_WORKING';
+      return "TASK_STATE_WORKING";
     case TaskState.TASK_STATE_COMPLETED:
-      return 'TASK_STATE_COMPLETED';
+      return "TASK_STATE_COMPLETED";
     case TaskState.TASK_STATE_CANCELED:
-      return 'TASK_STATE_CANCELED';
+      return "TASK_STATE_CANCELED";
     case TaskState.TASK_STATE_FAILED:
-      return 'TASK_STATE_FAILED';
+      return "TASK_STATE_FAILED";
     case TaskState.TASK_STATE_INPUT_REQUIRED:
-      return 'TASK_STATE_INPUT_REQUIRED';
+      return "TASK_STATE_INPUT_REQUIRED";
     case TaskState.TASK_STATE_REJECTED:
-      return 'TASK_STATE_REJECTED';
+      return "TASK_STATE_REJECTED";
     case TaskState.TASK_STATE_AUTH_REQUIRED:
-      return 'TASK_STATE_AUTH_REQUIRED';
+      return "TASK_STATE_AUTH_REQUIRED";
     case TaskState.UNRECOGNIZED:
     default:
-      return 'UNRECOGNIZED';
+      return "UNRECOGNIZED";
   }
 }
 
@@ -115,19 +115,19 @@ export enum Role {
 export function roleFromJSON(object: any): Role {
   switch (object) {
     case 0:
-    case 'ROLE_UNSPECIFIED':
+    case "ROLE_UNSPECIFIED":
       return Role.ROLE_UNSPECIFIED;
     case 1:
-    case 'ROLE_USER':
+    case "ROLE_USER":
       return Role.ROLE_USER;
     case 2:
-    case 'ROLE_AGENT':
+    case "ROLE_AGENT":
       return Role.ROLE_AGENT;
     case 3:
-    case 'ROLE_SYSTEM':
+    case "ROLE_SYSTEM":
       return Role.ROLE_SYSTEM;
     case -1:
-    case 'UNRECOGNIZED':
+    case "UNRECOGNIZED":
     default:
       return Role.UNRECOGNIZED;
   }
@@ -136,28 +136,24 @@ export function roleFromJSON(object: any): Role {
 export function roleToJSON(object: Role): string {
   switch (object) {
     case Role.ROLE_UNSPECIFIED:
-      return 'ROLE_UNSPECIFIED';
+      return "ROLE_UNSPECIFIED";
     case Role.ROLE_USER:
-      return 'ROLE_USER';
+      return "ROLE_USER";
     case Role.ROLE_AGENT:
-      return 'ROLE_AGENT';
+      return "ROLE_AGENT";
     case Role.ROLE_SYSTEM:
-      return 'ROLE_SYSTEM';
+      return "ROLE_SYSTEM";
     case Role.UNRECOGNIZED:
     default:
-      return 'UNRECOGNIZED';
+      return "UNRECOGNIZED";
   }
 }
 
 export interface InvokeRequest {
-  operation?:
-    | { $case: 'sendTask'; value: SendTask }
-    | { $case: 'cancelTask'; value: CancelTask }
-    | {
-        $case: 'getAgentCard';
-        value: GetAgentCard;
-      }
-    | undefined;
+  operation?: { $case: "sendTask"; value: SendTask } | { $case: "cancelTask"; value: CancelTask } | {
+    $case: "getAgentCard";
+    value: GetAgentCard;
+  } | undefined;
 }
 
 export interface SendTask {
@@ -169,10 +165,11 @@ export interface CancelTask {
   reason?: string | undefined;
 }
 
-export interface GetAgentCard {}
+export interface GetAgentCard {
+}
 
 export interface InvokeResponse {
-  result?: { $case: 'task'; value: Task } | { $case: 'agentCard'; value: AgentCard } | undefined;
+  result?: { $case: "task"; value: Task } | { $case: "agentCard"; value: AgentCard } | undefined;
 }
 
 /** Timestamps stay ISO 8601 strings so that every transport carries them byte for byte. */
@@ -231,7 +228,9 @@ export interface AgentCard {
   description: string;
   url: string;
   /** Present only when the server has an authenticator. */
-  securitySchemes?: SecuritySchemes | undefined;
+  securitySchemes?:
+    | SecuritySchemes
+    | undefined;
   /** Every other card field (version, capabilities, skills, metadata, extensions) as JSON. */
   extra?: { [key: string]: any } | undefined;
 }
@@ -242,11 +241,12 @@ export interface TaskEvent {
   taskId: string;
   timestamp: string;
   event?:
-    | { $case: 'status'; value: TaskStatusUpdate }
-    | { $case: 'artifact'; value: TaskArtifactUpdate }
-    | { $case: 'llmStream'; value: LlmStreamDelta } //
+    | { $case: "status"; value: TaskStatusUpdate }
+    | { $case: "artifact"; value: TaskArtifactUpdate }
+    | { $case: "llmStream"; value: LlmStreamDelta }
+    | //
     /** Runtime events (`task.progress`, `action.*`, `budget.*`...): every other field as JSON. */
-    | { $case: 'runtime'; value: { [key: string]: any } | undefined }
+    { $case: "runtime"; value: { [key: string]: any } | undefined }
     | undefined;
   /** Fields a status, artifact or llm.stream event carries beyond its typed ones (e.g. `run_id`). */
   extra?: { [key: string]: any } | undefined;
@@ -255,7 +255,9 @@ export interface TaskEvent {
 export interface TaskStatusUpdate {
   state: TaskState;
   final: boolean;
-  message?: Message | undefined;
+  message?:
+    | Message
+    | undefined;
   /** The whole task; always set on the final status. */
   task?: Task | undefined;
 }
@@ -277,13 +279,13 @@ function createBaseInvokeRequest(): InvokeRequest {
 export const InvokeRequest: MessageFns<InvokeRequest> = {
   encode(message: InvokeRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     switch (message.operation?.$case) {
-      case 'sendTask':
+      case "sendTask":
         SendTask.encode(message.operation.value, writer.uint32(10).fork()).join();
         break;
-      case 'cancelTask':
+      case "cancelTask":
         CancelTask.encode(message.operation.value, writer.uint32(18).fork()).join();
         break;
-      case 'getAgentCard':
+      case "getAgentCard":
         GetAgentCard.encode(message.operation.value, writer.uint32(26).fork()).join();
         break;
     }
@@ -294,7 +296,7 @@ export const InvokeRequest: MessageFns<InvokeRequest> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -308,7 +310,7 @@ export const InvokeRequest: MessageFns<InvokeRequest> = {
               break;
             }
 
-            message.operation = { $case: 'sendTask', value: SendTask.decode(reader, reader.uint32()) };
+            message.operation = { $case: "sendTask", value: SendTask.decode(reader, reader.uint32()) };
             continue;
           }
           case 2: {
@@ -316,7 +318,7 @@ export const InvokeRequest: MessageFns<InvokeRequest> = {
               break;
             }
 
-            message.operation = { $case: 'cancelTask', value: CancelTask.decode(reader, reader.uint32()) };
+            message.operation = { $case: "cancelTask", value: CancelTask.decode(reader, reader.uint32()) };
             continue;
           }
           case 3: {
@@ -324,10 +326,7 @@ export const InvokeRequest: MessageFns<InvokeRequest> = {
               break;
             }
 
-            message.operation = {
-              $case: 'getAgentCard',
-              value: GetAgentCard.decode(reader, reader.uint32()),
-            };
+            message.operation = { $case: "getAgentCard", value: GetAgentCard.decode(reader, reader.uint32()) };
             continue;
           }
         }
@@ -345,28 +344,28 @@ export const InvokeRequest: MessageFns<InvokeRequest> = {
   fromJSON(object: any): InvokeRequest {
     return {
       operation: isSet(object.sendTask)
-        ? { $case: 'sendTask', value: SendTask.fromJSON(object.sendTask) }
+        ? { $case: "sendTask", value: SendTask.fromJSON(object.sendTask) }
         : isSet(object.send_task)
-          ? { $case: 'sendTask', value: SendTask.fromJSON(object.send_task) }
-          : isSet(object.cancelTask)
-            ? { $case: 'cancelTask', value: CancelTask.fromJSON(object.cancelTask) }
-            : isSet(object.cancel_task)
-              ? { $case: 'cancelTask', value: CancelTask.fromJSON(object.cancel_task) }
-              : isSet(object.getAgentCard)
-                ? { $case: 'getAgentCard', value: GetAgentCard.fromJSON(object.getAgentCard) }
-                : isSet(object.get_agent_card)
-                  ? { $case: 'getAgentCard', value: GetAgentCard.fromJSON(object.get_agent_card) }
-                  : undefined,
+        ? { $case: "sendTask", value: SendTask.fromJSON(object.send_task) }
+        : isSet(object.cancelTask)
+        ? { $case: "cancelTask", value: CancelTask.fromJSON(object.cancelTask) }
+        : isSet(object.cancel_task)
+        ? { $case: "cancelTask", value: CancelTask.fromJSON(object.cancel_task) }
+        : isSet(object.getAgentCard)
+        ? { $case: "getAgentCard", value: GetAgentCard.fromJSON(object.getAgentCard) }
+        : isSet(object.get_agent_card)
+        ? { $case: "getAgentCard", value: GetAgentCard.fromJSON(object.get_agent_card) }
+        : undefined,
     };
   },
 
   toJSON(message: InvokeRequest): unknown {
     const obj: any = {};
-    if (message.operation?.$case === 'sendTask') {
+    if (message.operation?.$case === "sendTask") {
       obj.sendTask = SendTask.toJSON(message.operation.value);
-    } else if (message.operation?.$case === 'cancelTask') {
+    } else if (message.operation?.$case === "cancelTask") {
       obj.cancelTask = CancelTask.toJSON(message.operation.value);
-    } else if (message.operation?.$case === 'getAgentCard') {
+    } else if (message.operation?.$case === "getAgentCard") {
       obj.getAgentCard = GetAgentCard.toJSON(message.operation.value);
     }
     return obj;
@@ -378,24 +377,21 @@ export const InvokeRequest: MessageFns<InvokeRequest> = {
   fromPartial<I extends Exact<DeepPartial<InvokeRequest>, I>>(object: I): InvokeRequest {
     const message = createBaseInvokeRequest();
     switch (object.operation?.$case) {
-      case 'sendTask': {
+      case "sendTask": {
         if (object.operation?.value !== undefined && object.operation?.value !== null) {
-          message.operation = { $case: 'sendTask', value: SendTask.fromPartial(object.operation.value) };
+          message.operation = { $case: "sendTask", value: SendTask.fromPartial(object.operation.value) };
         }
         break;
       }
-      case 'cancelTask': {
+      case "cancelTask": {
         if (object.operation?.value !== undefined && object.operation?.value !== null) {
-          message.operation = { $case: 'cancelTask', value: CancelTask.fromPartial(object.operation.value) };
+          message.operation = { $case: "cancelTask", value: CancelTask.fromPartial(object.operation.value) };
         }
         break;
       }
-      case 'getAgentCard': {
+      case "getAgentCard": {
         if (object.operation?.value !== undefined && object.operation?.value !== null) {
-          message.operation = {
-            $case: 'getAgentCard',
-            value: GetAgentCard.fromPartial(object.operation.value),
-          };
+          message.operation = { $case: "getAgentCard", value: GetAgentCard.fromPartial(object.operation.value) };
         }
         break;
       }
@@ -420,7 +416,7 @@ export const SendTask: MessageFns<SendTask> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -466,19 +462,18 @@ export const SendTask: MessageFns<SendTask> = {
   },
   fromPartial<I extends Exact<DeepPartial<SendTask>, I>>(object: I): SendTask {
     const message = createBaseSendTask();
-    message.task =
-      object.task !== undefined && object.task !== null ? Task.fromPartial(object.task) : undefined;
+    message.task = (object.task !== undefined && object.task !== null) ? Task.fromPartial(object.task) : undefined;
     return message;
   },
 };
 
 function createBaseCancelTask(): CancelTask {
-  return { taskId: '', reason: undefined };
+  return { taskId: "", reason: undefined };
 }
 
 export const CancelTask: MessageFns<CancelTask> = {
   encode(message: CancelTask, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.taskId !== '') {
+    if (message.taskId !== "") {
       writer.uint32(10).string(message.taskId);
     }
     if (message.reason !== undefined) {
@@ -491,7 +486,7 @@ export const CancelTask: MessageFns<CancelTask> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -533,15 +528,15 @@ export const CancelTask: MessageFns<CancelTask> = {
       taskId: isSet(object.taskId)
         ? globalThis.String(object.taskId)
         : isSet(object.task_id)
-          ? globalThis.String(object.task_id)
-          : '',
+        ? globalThis.String(object.task_id)
+        : "",
       reason: isSet(object.reason) ? globalThis.String(object.reason) : undefined,
     };
   },
 
   toJSON(message: CancelTask): unknown {
     const obj: any = {};
-    if (message.taskId !== '') {
+    if (message.taskId !== "") {
       obj.taskId = message.taskId;
     }
     if (message.reason !== undefined) {
@@ -555,7 +550,7 @@ export const CancelTask: MessageFns<CancelTask> = {
   },
   fromPartial<I extends Exact<DeepPartial<CancelTask>, I>>(object: I): CancelTask {
     const message = createBaseCancelTask();
-    message.taskId = object.taskId ?? '';
+    message.taskId = object.taskId ?? "";
     message.reason = object.reason ?? undefined;
     return message;
   },
@@ -574,7 +569,7 @@ export const GetAgentCard: MessageFns<GetAgentCard> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -620,10 +615,10 @@ function createBaseInvokeResponse(): InvokeResponse {
 export const InvokeResponse: MessageFns<InvokeResponse> = {
   encode(message: InvokeResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     switch (message.result?.$case) {
-      case 'task':
+      case "task":
         Task.encode(message.result.value, writer.uint32(10).fork()).join();
         break;
-      case 'agentCard':
+      case "agentCard":
         AgentCard.encode(message.result.value, writer.uint32(18).fork()).join();
         break;
     }
@@ -634,7 +629,7 @@ export const InvokeResponse: MessageFns<InvokeResponse> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -648,7 +643,7 @@ export const InvokeResponse: MessageFns<InvokeResponse> = {
               break;
             }
 
-            message.result = { $case: 'task', value: Task.decode(reader, reader.uint32()) };
+            message.result = { $case: "task", value: Task.decode(reader, reader.uint32()) };
             continue;
           }
           case 2: {
@@ -656,7 +651,7 @@ export const InvokeResponse: MessageFns<InvokeResponse> = {
               break;
             }
 
-            message.result = { $case: 'agentCard', value: AgentCard.decode(reader, reader.uint32()) };
+            message.result = { $case: "agentCard", value: AgentCard.decode(reader, reader.uint32()) };
             continue;
           }
         }
@@ -674,20 +669,20 @@ export const InvokeResponse: MessageFns<InvokeResponse> = {
   fromJSON(object: any): InvokeResponse {
     return {
       result: isSet(object.task)
-        ? { $case: 'task', value: Task.fromJSON(object.task) }
+        ? { $case: "task", value: Task.fromJSON(object.task) }
         : isSet(object.agentCard)
-          ? { $case: 'agentCard', value: AgentCard.fromJSON(object.agentCard) }
-          : isSet(object.agent_card)
-            ? { $case: 'agentCard', value: AgentCard.fromJSON(object.agent_card) }
-            : undefined,
+        ? { $case: "agentCard", value: AgentCard.fromJSON(object.agentCard) }
+        : isSet(object.agent_card)
+        ? { $case: "agentCard", value: AgentCard.fromJSON(object.agent_card) }
+        : undefined,
     };
   },
 
   toJSON(message: InvokeResponse): unknown {
     const obj: any = {};
-    if (message.result?.$case === 'task') {
+    if (message.result?.$case === "task") {
       obj.task = Task.toJSON(message.result.value);
-    } else if (message.result?.$case === 'agentCard') {
+    } else if (message.result?.$case === "agentCard") {
       obj.agentCard = AgentCard.toJSON(message.result.value);
     }
     return obj;
@@ -699,15 +694,15 @@ export const InvokeResponse: MessageFns<InvokeResponse> = {
   fromPartial<I extends Exact<DeepPartial<InvokeResponse>, I>>(object: I): InvokeResponse {
     const message = createBaseInvokeResponse();
     switch (object.result?.$case) {
-      case 'task': {
+      case "task": {
         if (object.result?.value !== undefined && object.result?.value !== null) {
-          message.result = { $case: 'task', value: Task.fromPartial(object.result.value) };
+          message.result = { $case: "task", value: Task.fromPartial(object.result.value) };
         }
         break;
       }
-      case 'agentCard': {
+      case "agentCard": {
         if (object.result?.value !== undefined && object.result?.value !== null) {
-          message.result = { $case: 'agentCard', value: AgentCard.fromPartial(object.result.value) };
+          message.result = { $case: "agentCard", value: AgentCard.fromPartial(object.result.value) };
         }
         break;
       }
@@ -717,12 +712,12 @@ export const InvokeResponse: MessageFns<InvokeResponse> = {
 };
 
 function createBaseTask(): Task {
-  return { id: '', state: 0, messages: [], artifacts: [], metadata: undefined, createdAt: '' };
+  return { id: "", state: 0, messages: [], artifacts: [], metadata: undefined, createdAt: "" };
 }
 
 export const Task: MessageFns<Task> = {
   encode(message: Task, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.id !== '') {
+    if (message.id !== "") {
       writer.uint32(10).string(message.id);
     }
     if (message.state !== 0) {
@@ -737,7 +732,7 @@ export const Task: MessageFns<Task> = {
     if (message.metadata !== undefined) {
       Struct.encode(Struct.wrap(message.metadata), writer.uint32(42).fork()).join();
     }
-    if (message.createdAt !== '') {
+    if (message.createdAt !== "") {
       writer.uint32(50).string(message.createdAt);
     }
     return writer;
@@ -747,7 +742,7 @@ export const Task: MessageFns<Task> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -818,11 +813,9 @@ export const Task: MessageFns<Task> = {
 
   fromJSON(object: any): Task {
     return {
-      id: isSet(object.id) ? globalThis.String(object.id) : '',
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
       state: isSet(object.state) ? taskStateFromJSON(object.state) : 0,
-      messages: globalThis.Array.isArray(object?.messages)
-        ? object.messages.map((e: any) => Message.fromJSON(e))
-        : [],
+      messages: globalThis.Array.isArray(object?.messages) ? object.messages.map((e: any) => Message.fromJSON(e)) : [],
       artifacts: globalThis.Array.isArray(object?.artifacts)
         ? object.artifacts.map((e: any) => Artifact.fromJSON(e))
         : [],
@@ -830,14 +823,14 @@ export const Task: MessageFns<Task> = {
       createdAt: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
-          ? globalThis.String(object.created_at)
-          : '',
+        ? globalThis.String(object.created_at)
+        : "",
     };
   },
 
   toJSON(message: Task): unknown {
     const obj: any = {};
-    if (message.id !== '') {
+    if (message.id !== "") {
       obj.id = message.id;
     }
     if (message.state !== 0) {
@@ -852,7 +845,7 @@ export const Task: MessageFns<Task> = {
     if (message.metadata !== undefined) {
       obj.metadata = message.metadata;
     }
-    if (message.createdAt !== '') {
+    if (message.createdAt !== "") {
       obj.createdAt = message.createdAt;
     }
     return obj;
@@ -863,23 +856,23 @@ export const Task: MessageFns<Task> = {
   },
   fromPartial<I extends Exact<DeepPartial<Task>, I>>(object: I): Task {
     const message = createBaseTask();
-    message.id = object.id ?? '';
+    message.id = object.id ?? "";
     message.state = object.state ?? 0;
     message.messages = object.messages?.map((e) => Message.fromPartial(e)) || [];
     message.artifacts = object.artifacts?.map((e) => Artifact.fromPartial(e)) || [];
     message.metadata = object.metadata ?? undefined;
-    message.createdAt = object.createdAt ?? '';
+    message.createdAt = object.createdAt ?? "";
     return message;
   },
 };
 
 function createBaseMessage(): Message {
-  return { id: '', role: 0, parts: [], timestamp: '' };
+  return { id: "", role: 0, parts: [], timestamp: "" };
 }
 
 export const Message: MessageFns<Message> = {
   encode(message: Message, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.id !== '') {
+    if (message.id !== "") {
       writer.uint32(10).string(message.id);
     }
     if (message.role !== 0) {
@@ -888,7 +881,7 @@ export const Message: MessageFns<Message> = {
     for (const v of message.parts) {
       Part.encode(v!, writer.uint32(26).fork()).join();
     }
-    if (message.timestamp !== '') {
+    if (message.timestamp !== "") {
       writer.uint32(34).string(message.timestamp);
     }
     return writer;
@@ -898,7 +891,7 @@ export const Message: MessageFns<Message> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -953,16 +946,16 @@ export const Message: MessageFns<Message> = {
 
   fromJSON(object: any): Message {
     return {
-      id: isSet(object.id) ? globalThis.String(object.id) : '',
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
       role: isSet(object.role) ? roleFromJSON(object.role) : 0,
       parts: globalThis.Array.isArray(object?.parts) ? object.parts.map((e: any) => Part.fromJSON(e)) : [],
-      timestamp: isSet(object.timestamp) ? globalThis.String(object.timestamp) : '',
+      timestamp: isSet(object.timestamp) ? globalThis.String(object.timestamp) : "",
     };
   },
 
   toJSON(message: Message): unknown {
     const obj: any = {};
-    if (message.id !== '') {
+    if (message.id !== "") {
       obj.id = message.id;
     }
     if (message.role !== 0) {
@@ -971,7 +964,7 @@ export const Message: MessageFns<Message> = {
     if (message.parts?.length) {
       obj.parts = message.parts.map((e) => Part.toJSON(e));
     }
-    if (message.timestamp !== '') {
+    if (message.timestamp !== "") {
       obj.timestamp = message.timestamp;
     }
     return obj;
@@ -982,21 +975,21 @@ export const Message: MessageFns<Message> = {
   },
   fromPartial<I extends Exact<DeepPartial<Message>, I>>(object: I): Message {
     const message = createBaseMessage();
-    message.id = object.id ?? '';
+    message.id = object.id ?? "";
     message.role = object.role ?? 0;
     message.parts = object.parts?.map((e) => Part.fromPartial(e)) || [];
-    message.timestamp = object.timestamp ?? '';
+    message.timestamp = object.timestamp ?? "";
     return message;
   },
 };
 
 function createBasePart(): Part {
-  return { type: '', content: undefined };
+  return { type: "", content: undefined };
 }
 
 export const Part: MessageFns<Part> = {
   encode(message: Part, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.type !== '') {
+    if (message.type !== "") {
       writer.uint32(10).string(message.type);
     }
     if (message.content !== undefined) {
@@ -1009,7 +1002,7 @@ export const Part: MessageFns<Part> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -1048,14 +1041,14 @@ export const Part: MessageFns<Part> = {
 
   fromJSON(object: any): Part {
     return {
-      type: isSet(object.type) ? globalThis.String(object.type) : '',
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
       content: isSet(object?.content) ? object.content : undefined,
     };
   },
 
   toJSON(message: Part): unknown {
     const obj: any = {};
-    if (message.type !== '') {
+    if (message.type !== "") {
       obj.type = message.type;
     }
     if (message.content !== undefined) {
@@ -1069,7 +1062,7 @@ export const Part: MessageFns<Part> = {
   },
   fromPartial<I extends Exact<DeepPartial<Part>, I>>(object: I): Part {
     const message = createBasePart();
-    message.type = object.type ?? '';
+    message.type = object.type ?? "";
     message.content = object.content === undefined ? undefined : object.content;
     return message;
   },
@@ -1077,10 +1070,10 @@ export const Part: MessageFns<Part> = {
 
 function createBaseArtifact(): Artifact {
   return {
-    id: '',
+    id: "",
     parts: [],
     metadata: undefined,
-    createdAt: '',
+    createdAt: "",
     kind: undefined,
     name: undefined,
     uri: undefined,
@@ -1091,7 +1084,7 @@ function createBaseArtifact(): Artifact {
 
 export const Artifact: MessageFns<Artifact> = {
   encode(message: Artifact, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.id !== '') {
+    if (message.id !== "") {
       writer.uint32(10).string(message.id);
     }
     for (const v of message.parts) {
@@ -1100,7 +1093,7 @@ export const Artifact: MessageFns<Artifact> = {
     if (message.metadata !== undefined) {
       Struct.encode(Struct.wrap(message.metadata), writer.uint32(26).fork()).join();
     }
-    if (message.createdAt !== '') {
+    if (message.createdAt !== "") {
       writer.uint32(34).string(message.createdAt);
     }
     if (message.kind !== undefined) {
@@ -1125,7 +1118,7 @@ export const Artifact: MessageFns<Artifact> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -1220,33 +1213,33 @@ export const Artifact: MessageFns<Artifact> = {
 
   fromJSON(object: any): Artifact {
     return {
-      id: isSet(object.id) ? globalThis.String(object.id) : '',
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
       parts: globalThis.Array.isArray(object?.parts) ? object.parts.map((e: any) => Part.fromJSON(e)) : [],
       metadata: isObject(object.metadata) ? object.metadata : undefined,
       createdAt: isSet(object.createdAt)
         ? globalThis.String(object.createdAt)
         : isSet(object.created_at)
-          ? globalThis.String(object.created_at)
-          : '',
+        ? globalThis.String(object.created_at)
+        : "",
       kind: isSet(object.kind) ? globalThis.String(object.kind) : undefined,
       name: isSet(object.name) ? globalThis.String(object.name) : undefined,
       uri: isSet(object.uri) ? globalThis.String(object.uri) : undefined,
       mediaType: isSet(object.mediaType)
         ? globalThis.String(object.mediaType)
         : isSet(object.media_type)
-          ? globalThis.String(object.media_type)
-          : undefined,
+        ? globalThis.String(object.media_type)
+        : undefined,
       actionId: isSet(object.actionId)
         ? globalThis.String(object.actionId)
         : isSet(object.action_id)
-          ? globalThis.String(object.action_id)
-          : undefined,
+        ? globalThis.String(object.action_id)
+        : undefined,
     };
   },
 
   toJSON(message: Artifact): unknown {
     const obj: any = {};
-    if (message.id !== '') {
+    if (message.id !== "") {
       obj.id = message.id;
     }
     if (message.parts?.length) {
@@ -1255,7 +1248,7 @@ export const Artifact: MessageFns<Artifact> = {
     if (message.metadata !== undefined) {
       obj.metadata = message.metadata;
     }
-    if (message.createdAt !== '') {
+    if (message.createdAt !== "") {
       obj.createdAt = message.createdAt;
     }
     if (message.kind !== undefined) {
@@ -1281,10 +1274,10 @@ export const Artifact: MessageFns<Artifact> = {
   },
   fromPartial<I extends Exact<DeepPartial<Artifact>, I>>(object: I): Artifact {
     const message = createBaseArtifact();
-    message.id = object.id ?? '';
+    message.id = object.id ?? "";
     message.parts = object.parts?.map((e) => Part.fromPartial(e)) || [];
     message.metadata = object.metadata ?? undefined;
-    message.createdAt = object.createdAt ?? '';
+    message.createdAt = object.createdAt ?? "";
     message.kind = object.kind ?? undefined;
     message.name = object.name ?? undefined;
     message.uri = object.uri ?? undefined;
@@ -1295,18 +1288,18 @@ export const Artifact: MessageFns<Artifact> = {
 };
 
 function createBaseSecurityScheme(): SecurityScheme {
-  return { type: '', scheme: undefined, description: '', metadata: undefined };
+  return { type: "", scheme: undefined, description: "", metadata: undefined };
 }
 
 export const SecurityScheme: MessageFns<SecurityScheme> = {
   encode(message: SecurityScheme, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.type !== '') {
+    if (message.type !== "") {
       writer.uint32(10).string(message.type);
     }
     if (message.scheme !== undefined) {
       writer.uint32(18).string(message.scheme);
     }
-    if (message.description !== '') {
+    if (message.description !== "") {
       writer.uint32(26).string(message.description);
     }
     if (message.metadata !== undefined) {
@@ -1319,7 +1312,7 @@ export const SecurityScheme: MessageFns<SecurityScheme> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -1374,22 +1367,22 @@ export const SecurityScheme: MessageFns<SecurityScheme> = {
 
   fromJSON(object: any): SecurityScheme {
     return {
-      type: isSet(object.type) ? globalThis.String(object.type) : '',
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
       scheme: isSet(object.scheme) ? globalThis.String(object.scheme) : undefined,
-      description: isSet(object.description) ? globalThis.String(object.description) : '',
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
       metadata: isObject(object.metadata) ? object.metadata : undefined,
     };
   },
 
   toJSON(message: SecurityScheme): unknown {
     const obj: any = {};
-    if (message.type !== '') {
+    if (message.type !== "") {
       obj.type = message.type;
     }
     if (message.scheme !== undefined) {
       obj.scheme = message.scheme;
     }
-    if (message.description !== '') {
+    if (message.description !== "") {
       obj.description = message.description;
     }
     if (message.metadata !== undefined) {
@@ -1403,9 +1396,9 @@ export const SecurityScheme: MessageFns<SecurityScheme> = {
   },
   fromPartial<I extends Exact<DeepPartial<SecurityScheme>, I>>(object: I): SecurityScheme {
     const message = createBaseSecurityScheme();
-    message.type = object.type ?? '';
+    message.type = object.type ?? "";
     message.scheme = object.scheme ?? undefined;
-    message.description = object.description ?? '';
+    message.description = object.description ?? "";
     message.metadata = object.metadata ?? undefined;
     return message;
   },
@@ -1427,7 +1420,7 @@ export const SecuritySchemes: MessageFns<SecuritySchemes> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -1463,17 +1456,17 @@ export const SecuritySchemes: MessageFns<SecuritySchemes> = {
     return {
       entries: isObject(object.entries)
         ? (globalThis.Object.entries(object.entries) as [string, any][]).reduce(
-            (acc: { [key: string]: SecurityScheme }, [key, value]: [string, any]) => {
-              globalThis.Object.defineProperty(acc, key, {
-                value: SecurityScheme.fromJSON(value),
-                enumerable: true,
-                configurable: true,
-                writable: true,
-              });
-              return acc;
-            },
-            {},
-          )
+          (acc: { [key: string]: SecurityScheme }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: SecurityScheme.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
         : {},
     };
   },
@@ -1511,12 +1504,12 @@ export const SecuritySchemes: MessageFns<SecuritySchemes> = {
 };
 
 function createBaseSecuritySchemes_EntriesEntry(): SecuritySchemes_EntriesEntry {
-  return { key: '', value: undefined };
+  return { key: "", value: undefined };
 }
 
 export const SecuritySchemes_EntriesEntry: MessageFns<SecuritySchemes_EntriesEntry> = {
   encode(message: SecuritySchemes_EntriesEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.key !== '') {
+    if (message.key !== "") {
       writer.uint32(10).string(message.key);
     }
     if (message.value !== undefined) {
@@ -1529,7 +1522,7 @@ export const SecuritySchemes_EntriesEntry: MessageFns<SecuritySchemes_EntriesEnt
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -1568,14 +1561,14 @@ export const SecuritySchemes_EntriesEntry: MessageFns<SecuritySchemes_EntriesEnt
 
   fromJSON(object: any): SecuritySchemes_EntriesEntry {
     return {
-      key: isSet(object.key) ? globalThis.String(object.key) : '',
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
       value: isSet(object.value) ? SecurityScheme.fromJSON(object.value) : undefined,
     };
   },
 
   toJSON(message: SecuritySchemes_EntriesEntry): unknown {
     const obj: any = {};
-    if (message.key !== '') {
+    if (message.key !== "") {
       obj.key = message.key;
     }
     if (message.value !== undefined) {
@@ -1584,37 +1577,32 @@ export const SecuritySchemes_EntriesEntry: MessageFns<SecuritySchemes_EntriesEnt
     return obj;
   },
 
-  create<I extends Exact<DeepPartial<SecuritySchemes_EntriesEntry>, I>>(
-    base?: I,
-  ): SecuritySchemes_EntriesEntry {
+  create<I extends Exact<DeepPartial<SecuritySchemes_EntriesEntry>, I>>(base?: I): SecuritySchemes_EntriesEntry {
     return SecuritySchemes_EntriesEntry.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<SecuritySchemes_EntriesEntry>, I>>(
-    object: I,
-  ): SecuritySchemes_EntriesEntry {
+  fromPartial<I extends Exact<DeepPartial<SecuritySchemes_EntriesEntry>, I>>(object: I): SecuritySchemes_EntriesEntry {
     const message = createBaseSecuritySchemes_EntriesEntry();
-    message.key = object.key ?? '';
-    message.value =
-      object.value !== undefined && object.value !== null
-        ? SecurityScheme.fromPartial(object.value)
-        : undefined;
+    message.key = object.key ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? SecurityScheme.fromPartial(object.value)
+      : undefined;
     return message;
   },
 };
 
 function createBaseAgentCard(): AgentCard {
-  return { name: '', description: '', url: '', securitySchemes: undefined, extra: undefined };
+  return { name: "", description: "", url: "", securitySchemes: undefined, extra: undefined };
 }
 
 export const AgentCard: MessageFns<AgentCard> = {
   encode(message: AgentCard, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.name !== '') {
+    if (message.name !== "") {
       writer.uint32(10).string(message.name);
     }
-    if (message.description !== '') {
+    if (message.description !== "") {
       writer.uint32(18).string(message.description);
     }
-    if (message.url !== '') {
+    if (message.url !== "") {
       writer.uint32(26).string(message.url);
     }
     if (message.securitySchemes !== undefined) {
@@ -1630,7 +1618,7 @@ export const AgentCard: MessageFns<AgentCard> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -1693,27 +1681,27 @@ export const AgentCard: MessageFns<AgentCard> = {
 
   fromJSON(object: any): AgentCard {
     return {
-      name: isSet(object.name) ? globalThis.String(object.name) : '',
-      description: isSet(object.description) ? globalThis.String(object.description) : '',
-      url: isSet(object.url) ? globalThis.String(object.url) : '',
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : "",
       securitySchemes: isSet(object.securitySchemes)
         ? SecuritySchemes.fromJSON(object.securitySchemes)
         : isSet(object.security_schemes)
-          ? SecuritySchemes.fromJSON(object.security_schemes)
-          : undefined,
+        ? SecuritySchemes.fromJSON(object.security_schemes)
+        : undefined,
       extra: isObject(object.extra) ? object.extra : undefined,
     };
   },
 
   toJSON(message: AgentCard): unknown {
     const obj: any = {};
-    if (message.name !== '') {
+    if (message.name !== "") {
       obj.name = message.name;
     }
-    if (message.description !== '') {
+    if (message.description !== "") {
       obj.description = message.description;
     }
-    if (message.url !== '') {
+    if (message.url !== "") {
       obj.url = message.url;
     }
     if (message.securitySchemes !== undefined) {
@@ -1730,44 +1718,43 @@ export const AgentCard: MessageFns<AgentCard> = {
   },
   fromPartial<I extends Exact<DeepPartial<AgentCard>, I>>(object: I): AgentCard {
     const message = createBaseAgentCard();
-    message.name = object.name ?? '';
-    message.description = object.description ?? '';
-    message.url = object.url ?? '';
-    message.securitySchemes =
-      object.securitySchemes !== undefined && object.securitySchemes !== null
-        ? SecuritySchemes.fromPartial(object.securitySchemes)
-        : undefined;
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.url = object.url ?? "";
+    message.securitySchemes = (object.securitySchemes !== undefined && object.securitySchemes !== null)
+      ? SecuritySchemes.fromPartial(object.securitySchemes)
+      : undefined;
     message.extra = object.extra ?? undefined;
     return message;
   },
 };
 
 function createBaseTaskEvent(): TaskEvent {
-  return { type: '', taskId: '', timestamp: '', event: undefined, extra: undefined };
+  return { type: "", taskId: "", timestamp: "", event: undefined, extra: undefined };
 }
 
 export const TaskEvent: MessageFns<TaskEvent> = {
   encode(message: TaskEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.type !== '') {
+    if (message.type !== "") {
       writer.uint32(10).string(message.type);
     }
-    if (message.taskId !== '') {
+    if (message.taskId !== "") {
       writer.uint32(18).string(message.taskId);
     }
-    if (message.timestamp !== '') {
+    if (message.timestamp !== "") {
       writer.uint32(26).string(message.timestamp);
     }
     switch (message.event?.$case) {
-      case 'status':
+      case "status":
         TaskStatusUpdate.encode(message.event.value, writer.uint32(34).fork()).join();
         break;
-      case 'artifact':
+      case "artifact":
         TaskArtifactUpdate.encode(message.event.value, writer.uint32(42).fork()).join();
         break;
-      case 'llmStream':
+      case "llmStream":
         LlmStreamDelta.encode(message.event.value, writer.uint32(50).fork()).join();
         break;
-      case 'runtime':
+      case "runtime":
         Struct.encode(Struct.wrap(message.event.value), writer.uint32(58).fork()).join();
         break;
     }
@@ -1781,7 +1768,7 @@ export const TaskEvent: MessageFns<TaskEvent> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -1819,7 +1806,7 @@ export const TaskEvent: MessageFns<TaskEvent> = {
               break;
             }
 
-            message.event = { $case: 'status', value: TaskStatusUpdate.decode(reader, reader.uint32()) };
+            message.event = { $case: "status", value: TaskStatusUpdate.decode(reader, reader.uint32()) };
             continue;
           }
           case 5: {
@@ -1827,7 +1814,7 @@ export const TaskEvent: MessageFns<TaskEvent> = {
               break;
             }
 
-            message.event = { $case: 'artifact', value: TaskArtifactUpdate.decode(reader, reader.uint32()) };
+            message.event = { $case: "artifact", value: TaskArtifactUpdate.decode(reader, reader.uint32()) };
             continue;
           }
           case 6: {
@@ -1835,7 +1822,7 @@ export const TaskEvent: MessageFns<TaskEvent> = {
               break;
             }
 
-            message.event = { $case: 'llmStream', value: LlmStreamDelta.decode(reader, reader.uint32()) };
+            message.event = { $case: "llmStream", value: LlmStreamDelta.decode(reader, reader.uint32()) };
             continue;
           }
           case 7: {
@@ -1843,10 +1830,7 @@ export const TaskEvent: MessageFns<TaskEvent> = {
               break;
             }
 
-            message.event = {
-              $case: 'runtime',
-              value: Struct.unwrap(Struct.decode(reader, reader.uint32())),
-            };
+            message.event = { $case: "runtime", value: Struct.unwrap(Struct.decode(reader, reader.uint32())) };
             continue;
           }
           case 8: {
@@ -1871,46 +1855,46 @@ export const TaskEvent: MessageFns<TaskEvent> = {
 
   fromJSON(object: any): TaskEvent {
     return {
-      type: isSet(object.type) ? globalThis.String(object.type) : '',
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
       taskId: isSet(object.taskId)
         ? globalThis.String(object.taskId)
         : isSet(object.task_id)
-          ? globalThis.String(object.task_id)
-          : '',
-      timestamp: isSet(object.timestamp) ? globalThis.String(object.timestamp) : '',
+        ? globalThis.String(object.task_id)
+        : "",
+      timestamp: isSet(object.timestamp) ? globalThis.String(object.timestamp) : "",
       event: isSet(object.status)
-        ? { $case: 'status', value: TaskStatusUpdate.fromJSON(object.status) }
+        ? { $case: "status", value: TaskStatusUpdate.fromJSON(object.status) }
         : isSet(object.artifact)
-          ? { $case: 'artifact', value: TaskArtifactUpdate.fromJSON(object.artifact) }
-          : isSet(object.llmStream)
-            ? { $case: 'llmStream', value: LlmStreamDelta.fromJSON(object.llmStream) }
-            : isSet(object.llm_stream)
-              ? { $case: 'llmStream', value: LlmStreamDelta.fromJSON(object.llm_stream) }
-              : isSet(object.runtime)
-                ? { $case: 'runtime', value: object.runtime }
-                : undefined,
+        ? { $case: "artifact", value: TaskArtifactUpdate.fromJSON(object.artifact) }
+        : isSet(object.llmStream)
+        ? { $case: "llmStream", value: LlmStreamDelta.fromJSON(object.llmStream) }
+        : isSet(object.llm_stream)
+        ? { $case: "llmStream", value: LlmStreamDelta.fromJSON(object.llm_stream) }
+        : isSet(object.runtime)
+        ? { $case: "runtime", value: object.runtime }
+        : undefined,
       extra: isObject(object.extra) ? object.extra : undefined,
     };
   },
 
   toJSON(message: TaskEvent): unknown {
     const obj: any = {};
-    if (message.type !== '') {
+    if (message.type !== "") {
       obj.type = message.type;
     }
-    if (message.taskId !== '') {
+    if (message.taskId !== "") {
       obj.taskId = message.taskId;
     }
-    if (message.timestamp !== '') {
+    if (message.timestamp !== "") {
       obj.timestamp = message.timestamp;
     }
-    if (message.event?.$case === 'status') {
+    if (message.event?.$case === "status") {
       obj.status = TaskStatusUpdate.toJSON(message.event.value);
-    } else if (message.event?.$case === 'artifact') {
+    } else if (message.event?.$case === "artifact") {
       obj.artifact = TaskArtifactUpdate.toJSON(message.event.value);
-    } else if (message.event?.$case === 'llmStream') {
+    } else if (message.event?.$case === "llmStream") {
       obj.llmStream = LlmStreamDelta.toJSON(message.event.value);
-    } else if (message.event?.$case === 'runtime') {
+    } else if (message.event?.$case === "runtime") {
       obj.runtime = message.event.value;
     }
     if (message.extra !== undefined) {
@@ -1924,31 +1908,31 @@ export const TaskEvent: MessageFns<TaskEvent> = {
   },
   fromPartial<I extends Exact<DeepPartial<TaskEvent>, I>>(object: I): TaskEvent {
     const message = createBaseTaskEvent();
-    message.type = object.type ?? '';
-    message.taskId = object.taskId ?? '';
-    message.timestamp = object.timestamp ?? '';
+    message.type = object.type ?? "";
+    message.taskId = object.taskId ?? "";
+    message.timestamp = object.timestamp ?? "";
     switch (object.event?.$case) {
-      case 'status': {
+      case "status": {
         if (object.event?.value !== undefined && object.event?.value !== null) {
-          message.event = { $case: 'status', value: TaskStatusUpdate.fromPartial(object.event.value) };
+          message.event = { $case: "status", value: TaskStatusUpdate.fromPartial(object.event.value) };
         }
         break;
       }
-      case 'artifact': {
+      case "artifact": {
         if (object.event?.value !== undefined && object.event?.value !== null) {
-          message.event = { $case: 'artifact', value: TaskArtifactUpdate.fromPartial(object.event.value) };
+          message.event = { $case: "artifact", value: TaskArtifactUpdate.fromPartial(object.event.value) };
         }
         break;
       }
-      case 'llmStream': {
+      case "llmStream": {
         if (object.event?.value !== undefined && object.event?.value !== null) {
-          message.event = { $case: 'llmStream', value: LlmStreamDelta.fromPartial(object.event.value) };
+          message.event = { $case: "llmStream", value: LlmStreamDelta.fromPartial(object.event.value) };
         }
         break;
       }
-      case 'runtime': {
+      case "runtime": {
         if (object.event?.value !== undefined && object.event?.value !== null) {
-          message.event = { $case: 'runtime', value: object.event.value };
+          message.event = { $case: "runtime", value: object.event.value };
         }
         break;
       }
@@ -1983,7 +1967,7 @@ export const TaskStatusUpdate: MessageFns<TaskStatusUpdate> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -2069,12 +2053,10 @@ export const TaskStatusUpdate: MessageFns<TaskStatusUpdate> = {
     const message = createBaseTaskStatusUpdate();
     message.state = object.state ?? 0;
     message.final = object.final ?? false;
-    message.message =
-      object.message !== undefined && object.message !== null
-        ? Message.fromPartial(object.message)
-        : undefined;
-    message.task =
-      object.task !== undefined && object.task !== null ? Task.fromPartial(object.task) : undefined;
+    message.message = (object.message !== undefined && object.message !== null)
+      ? Message.fromPartial(object.message)
+      : undefined;
+    message.task = (object.task !== undefined && object.task !== null) ? Task.fromPartial(object.task) : undefined;
     return message;
   },
 };
@@ -2101,7 +2083,7 @@ export const TaskArtifactUpdate: MessageFns<TaskArtifactUpdate> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -2153,8 +2135,8 @@ export const TaskArtifactUpdate: MessageFns<TaskArtifactUpdate> = {
       lastChunk: isSet(object.lastChunk)
         ? globalThis.Boolean(object.lastChunk)
         : isSet(object.last_chunk)
-          ? globalThis.Boolean(object.last_chunk)
-          : false,
+        ? globalThis.Boolean(object.last_chunk)
+        : false,
     };
   },
 
@@ -2177,10 +2159,9 @@ export const TaskArtifactUpdate: MessageFns<TaskArtifactUpdate> = {
   },
   fromPartial<I extends Exact<DeepPartial<TaskArtifactUpdate>, I>>(object: I): TaskArtifactUpdate {
     const message = createBaseTaskArtifactUpdate();
-    message.artifact =
-      object.artifact !== undefined && object.artifact !== null
-        ? Artifact.fromPartial(object.artifact)
-        : undefined;
+    message.artifact = (object.artifact !== undefined && object.artifact !== null)
+      ? Artifact.fromPartial(object.artifact)
+      : undefined;
     message.append = object.append ?? false;
     message.lastChunk = object.lastChunk ?? false;
     return message;
@@ -2188,12 +2169,12 @@ export const TaskArtifactUpdate: MessageFns<TaskArtifactUpdate> = {
 };
 
 function createBaseLlmStreamDelta(): LlmStreamDelta {
-  return { delta: '' };
+  return { delta: "" };
 }
 
 export const LlmStreamDelta: MessageFns<LlmStreamDelta> = {
   encode(message: LlmStreamDelta, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.delta !== '') {
+    if (message.delta !== "") {
       writer.uint32(10).string(message.delta);
     }
     return writer;
@@ -2203,7 +2184,7 @@ export const LlmStreamDelta: MessageFns<LlmStreamDelta> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -2233,12 +2214,12 @@ export const LlmStreamDelta: MessageFns<LlmStreamDelta> = {
   },
 
   fromJSON(object: any): LlmStreamDelta {
-    return { delta: isSet(object.delta) ? globalThis.String(object.delta) : '' };
+    return { delta: isSet(object.delta) ? globalThis.String(object.delta) : "" };
   },
 
   toJSON(message: LlmStreamDelta): unknown {
     const obj: any = {};
-    if (message.delta !== '') {
+    if (message.delta !== "") {
       obj.delta = message.delta;
     }
     return obj;
@@ -2249,7 +2230,7 @@ export const LlmStreamDelta: MessageFns<LlmStreamDelta> = {
   },
   fromPartial<I extends Exact<DeepPartial<LlmStreamDelta>, I>>(object: I): LlmStreamDelta {
     const message = createBaseLlmStreamDelta();
-    message.delta = object.delta ?? '';
+    message.delta = object.delta ?? "";
     return message;
   },
 };
@@ -2258,7 +2239,7 @@ export const LlmStreamDelta: MessageFns<LlmStreamDelta> = {
 export type AgentServiceService = typeof AgentServiceService;
 export const AgentServiceService = {
   invoke: {
-    path: '/agent.v1.AgentService/Invoke' as const,
+    path: "/agent.v1.AgentService/Invoke" as const,
     requestStream: false as const,
     responseStream: false as const,
     requestSerialize: (value: InvokeRequest): Buffer => Buffer.from(InvokeRequest.encode(value).finish()),
@@ -2268,7 +2249,7 @@ export const AgentServiceService = {
   },
   /** Only `send_task` is valid here; the stream ends after the one final TaskStatusUpdate. */
   stream: {
-    path: '/agent.v1.AgentService/Stream' as const,
+    path: "/agent.v1.AgentService/Stream" as const,
     requestStream: false as const,
     responseStream: true as const,
     requestSerialize: (value: InvokeRequest): Buffer => Buffer.from(InvokeRequest.encode(value).finish()),
@@ -2302,47 +2283,33 @@ export interface AgentServiceClient extends Client {
   ): ClientUnaryCall;
   /** Only `send_task` is valid here; the stream ends after the one final TaskStatusUpdate. */
   stream(request: InvokeRequest, options?: Partial<CallOptions>): ClientReadableStream<TaskEvent>;
-  stream(
-    request: InvokeRequest,
-    metadata?: Metadata,
-    options?: Partial<CallOptions>,
-  ): ClientReadableStream<TaskEvent>;
+  stream(request: InvokeRequest, metadata?: Metadata, options?: Partial<CallOptions>): ClientReadableStream<TaskEvent>;
 }
 
 export const AgentServiceClient = makeGenericClientConstructor(
   AgentServiceService,
-  'agent.v1.AgentService',
+  "agent.v1.AgentService",
 ) as unknown as {
-  new (
-    address: string,
-    credentials: ChannelCredentials,
-    options?: Partial<ClientOptions>,
-  ): AgentServiceClient;
+  new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): AgentServiceClient;
   service: typeof AgentServiceService;
   serviceName: string;
 };
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
-export type DeepPartial<T> = T extends Builtin
-  ? T
-  : T extends globalThis.Array<infer U>
-    ? globalThis.Array<DeepPartial<U>>
-    : T extends ReadonlyArray<infer U>
-      ? ReadonlyArray<DeepPartial<U>>
-      : T extends { $case: string; value: unknown }
-        ? { $case: T['$case']; value?: DeepPartial<T['value']> }
-        : T extends {}
-          ? { [K in keyof T]?: DeepPartial<T[K]> }
-          : Partial<T>;
+export type DeepPartial<T> = T extends Builtin ? T
+  : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>>
+  : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
+  : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
+  : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
+  : Partial<T>;
 
 type KeysOfUnion<T> = T extends T ? keyof T : never;
-export type Exact<P, I extends P> = P extends Builtin
-  ? P
+export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
 
 function isObject(value: any): boolean {
-  return typeof value === 'object' && value !== null;
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {

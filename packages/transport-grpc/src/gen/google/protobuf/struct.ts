@@ -2,11 +2,11 @@
 // source: google/protobuf/struct.proto
 
 /* eslint-disable */
-import { BinaryReader, BinaryWriter } from '@bufbuild/protobuf/wire';
+import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 
-export const protobufPackage = 'google.protobuf';
+export const protobufPackage = "google.protobuf";
 
-export const protobufFileName = 'google/protobuf/struct.proto';
+export const protobufFileName = "google/protobuf/struct.proto";
 
 /**
  * Represents a JSON `null`.
@@ -28,10 +28,10 @@ export enum NullValue {
 export function nullValueFromJSON(object: any): NullValue {
   switch (object) {
     case 0:
-    case 'NULL_VALUE':
+    case "NULL_VALUE":
       return NullValue.NULL_VALUE;
     case -1:
-    case 'UNRECOGNIZED':
+    case "UNRECOGNIZED":
     default:
       return NullValue.UNRECOGNIZED;
   }
@@ -40,10 +40,10 @@ export function nullValueFromJSON(object: any): NullValue {
 export function nullValueToJSON(object: NullValue): string {
   switch (object) {
     case NullValue.NULL_VALUE:
-      return 'NULL_VALUE';
+      return "NULL_VALUE";
     case NullValue.UNRECOGNIZED:
     default:
-      return 'UNRECOGNIZED';
+      return "UNRECOGNIZED";
   }
 }
 
@@ -84,23 +84,28 @@ export interface Value {
   /** The kind of value. */
   kind?:
     | //
-      /** Represents a JSON `null`. */
-      { $case: 'nullValue'; value: NullValue } //
-      /**
-       * Represents a JSON number. Must not be `NaN`, `Infinity` or
-       * `-Infinity`, since those are not supported in JSON. This also cannot
-       * represent large Int64 values, since JSON format generally does not
-       * support them in its number type.
-       */
-    | { $case: 'numberValue'; value: number } //
+    /** Represents a JSON `null`. */
+    { $case: "nullValue"; value: NullValue }
+    | //
+    /**
+     * Represents a JSON number. Must not be `NaN`, `Infinity` or
+     * `-Infinity`, since those are not supported in JSON. This also cannot
+     * represent large Int64 values, since JSON format generally does not
+     * support them in its number type.
+     */
+    { $case: "numberValue"; value: number }
+    | //
     /** Represents a JSON string. */
-    | { $case: 'stringValue'; value: string } //
+    { $case: "stringValue"; value: string }
+    | //
     /** Represents a JSON boolean (`true` or `false` literal in JSON). */
-    | { $case: 'boolValue'; value: boolean } //
+    { $case: "boolValue"; value: boolean }
+    | //
     /** Represents a JSON object. */
-    | { $case: 'structValue'; value: { [key: string]: any } | undefined } //
+    { $case: "structValue"; value: { [key: string]: any } | undefined }
+    | //
     /** Represents a JSON array. */
-    | { $case: 'listValue'; value: Array<any> | undefined }
+    { $case: "listValue"; value: Array<any> | undefined }
     | undefined;
 }
 
@@ -128,7 +133,7 @@ export const Struct: MessageFns<Struct> & StructWrapperFns = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -164,17 +169,17 @@ export const Struct: MessageFns<Struct> & StructWrapperFns = {
     return {
       fields: isObject(object.fields)
         ? (globalThis.Object.entries(object.fields) as [string, any][]).reduce(
-            (acc: { [key: string]: any | undefined }, [key, value]: [string, any]) => {
-              globalThis.Object.defineProperty(acc, key, {
-                value: value as any | undefined,
-                enumerable: true,
-                configurable: true,
-                writable: true,
-              });
-              return acc;
-            },
-            {},
-          )
+          (acc: { [key: string]: any | undefined }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: value as any | undefined,
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
         : {},
     };
   },
@@ -233,12 +238,12 @@ export const Struct: MessageFns<Struct> & StructWrapperFns = {
 };
 
 function createBaseStruct_FieldsEntry(): Struct_FieldsEntry {
-  return { key: '', value: undefined };
+  return { key: "", value: undefined };
 }
 
 export const Struct_FieldsEntry: MessageFns<Struct_FieldsEntry> = {
   encode(message: Struct_FieldsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.key !== '') {
+    if (message.key !== "") {
       writer.uint32(10).string(message.key);
     }
     if (message.value !== undefined) {
@@ -251,7 +256,7 @@ export const Struct_FieldsEntry: MessageFns<Struct_FieldsEntry> = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -290,14 +295,14 @@ export const Struct_FieldsEntry: MessageFns<Struct_FieldsEntry> = {
 
   fromJSON(object: any): Struct_FieldsEntry {
     return {
-      key: isSet(object.key) ? globalThis.String(object.key) : '',
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
       value: isSet(object?.value) ? object.value : undefined,
     };
   },
 
   toJSON(message: Struct_FieldsEntry): unknown {
     const obj: any = {};
-    if (message.key !== '') {
+    if (message.key !== "") {
       obj.key = message.key;
     }
     if (message.value !== undefined) {
@@ -311,7 +316,7 @@ export const Struct_FieldsEntry: MessageFns<Struct_FieldsEntry> = {
   },
   fromPartial<I extends Exact<DeepPartial<Struct_FieldsEntry>, I>>(object: I): Struct_FieldsEntry {
     const message = createBaseStruct_FieldsEntry();
-    message.key = object.key ?? '';
+    message.key = object.key ?? "";
     message.value = object.value === undefined ? undefined : object.value;
     return message;
   },
@@ -324,22 +329,22 @@ function createBaseValue(): Value {
 export const Value: MessageFns<Value> & AnyValueWrapperFns = {
   encode(message: Value, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     switch (message.kind?.$case) {
-      case 'nullValue':
+      case "nullValue":
         writer.uint32(8).int32(message.kind.value);
         break;
-      case 'numberValue':
+      case "numberValue":
         writer.uint32(17).double(message.kind.value);
         break;
-      case 'stringValue':
+      case "stringValue":
         writer.uint32(26).string(message.kind.value);
         break;
-      case 'boolValue':
+      case "boolValue":
         writer.uint32(32).bool(message.kind.value);
         break;
-      case 'structValue':
+      case "structValue":
         Struct.encode(Struct.wrap(message.kind.value), writer.uint32(42).fork()).join();
         break;
-      case 'listValue':
+      case "listValue":
         ListValue.encode(ListValue.wrap(message.kind.value), writer.uint32(50).fork()).join();
         break;
     }
@@ -350,7 +355,7 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -364,7 +369,7 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
               break;
             }
 
-            message.kind = { $case: 'nullValue', value: reader.int32() as any };
+            message.kind = { $case: "nullValue", value: reader.int32() as any };
             continue;
           }
           case 2: {
@@ -372,7 +377,7 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
               break;
             }
 
-            message.kind = { $case: 'numberValue', value: reader.double() };
+            message.kind = { $case: "numberValue", value: reader.double() };
             continue;
           }
           case 3: {
@@ -380,7 +385,7 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
               break;
             }
 
-            message.kind = { $case: 'stringValue', value: reader.string() };
+            message.kind = { $case: "stringValue", value: reader.string() };
             continue;
           }
           case 4: {
@@ -388,7 +393,7 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
               break;
             }
 
-            message.kind = { $case: 'boolValue', value: reader.bool() };
+            message.kind = { $case: "boolValue", value: reader.bool() };
             continue;
           }
           case 5: {
@@ -396,10 +401,7 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
               break;
             }
 
-            message.kind = {
-              $case: 'structValue',
-              value: Struct.unwrap(Struct.decode(reader, reader.uint32())),
-            };
+            message.kind = { $case: "structValue", value: Struct.unwrap(Struct.decode(reader, reader.uint32())) };
             continue;
           }
           case 6: {
@@ -407,10 +409,7 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
               break;
             }
 
-            message.kind = {
-              $case: 'listValue',
-              value: ListValue.unwrap(ListValue.decode(reader, reader.uint32())),
-            };
+            message.kind = { $case: "listValue", value: ListValue.unwrap(ListValue.decode(reader, reader.uint32())) };
             continue;
           }
         }
@@ -428,46 +427,46 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
   fromJSON(object: any): Value {
     return {
       kind: isSet(object.nullValue)
-        ? { $case: 'nullValue', value: nullValueFromJSON(object.nullValue) }
+        ? { $case: "nullValue", value: nullValueFromJSON(object.nullValue) }
         : isSet(object.null_value)
-          ? { $case: 'nullValue', value: nullValueFromJSON(object.null_value) }
-          : isSet(object.numberValue)
-            ? { $case: 'numberValue', value: globalThis.Number(object.numberValue) }
-            : isSet(object.number_value)
-              ? { $case: 'numberValue', value: globalThis.Number(object.number_value) }
-              : isSet(object.stringValue)
-                ? { $case: 'stringValue', value: globalThis.String(object.stringValue) }
-                : isSet(object.string_value)
-                  ? { $case: 'stringValue', value: globalThis.String(object.string_value) }
-                  : isSet(object.boolValue)
-                    ? { $case: 'boolValue', value: globalThis.Boolean(object.boolValue) }
-                    : isSet(object.bool_value)
-                      ? { $case: 'boolValue', value: globalThis.Boolean(object.bool_value) }
-                      : isSet(object.structValue)
-                        ? { $case: 'structValue', value: object.structValue }
-                        : isSet(object.struct_value)
-                          ? { $case: 'structValue', value: object.struct_value }
-                          : isSet(object.listValue)
-                            ? { $case: 'listValue', value: [...object.listValue] }
-                            : isSet(object.list_value)
-                              ? { $case: 'listValue', value: [...object.list_value] }
-                              : undefined,
+        ? { $case: "nullValue", value: nullValueFromJSON(object.null_value) }
+        : isSet(object.numberValue)
+        ? { $case: "numberValue", value: globalThis.Number(object.numberValue) }
+        : isSet(object.number_value)
+        ? { $case: "numberValue", value: globalThis.Number(object.number_value) }
+        : isSet(object.stringValue)
+        ? { $case: "stringValue", value: globalThis.String(object.stringValue) }
+        : isSet(object.string_value)
+        ? { $case: "stringValue", value: globalThis.String(object.string_value) }
+        : isSet(object.boolValue)
+        ? { $case: "boolValue", value: globalThis.Boolean(object.boolValue) }
+        : isSet(object.bool_value)
+        ? { $case: "boolValue", value: globalThis.Boolean(object.bool_value) }
+        : isSet(object.structValue)
+        ? { $case: "structValue", value: object.structValue }
+        : isSet(object.struct_value)
+        ? { $case: "structValue", value: object.struct_value }
+        : isSet(object.listValue)
+        ? { $case: "listValue", value: [...object.listValue] }
+        : isSet(object.list_value)
+        ? { $case: "listValue", value: [...object.list_value] }
+        : undefined,
     };
   },
 
   toJSON(message: Value): unknown {
     const obj: any = {};
-    if (message.kind?.$case === 'nullValue') {
+    if (message.kind?.$case === "nullValue") {
       obj.nullValue = nullValueToJSON(message.kind.value);
-    } else if (message.kind?.$case === 'numberValue') {
+    } else if (message.kind?.$case === "numberValue") {
       obj.numberValue = floatToJson(message.kind.value);
-    } else if (message.kind?.$case === 'stringValue') {
+    } else if (message.kind?.$case === "stringValue") {
       obj.stringValue = message.kind.value;
-    } else if (message.kind?.$case === 'boolValue') {
+    } else if (message.kind?.$case === "boolValue") {
       obj.boolValue = message.kind.value;
-    } else if (message.kind?.$case === 'structValue') {
+    } else if (message.kind?.$case === "structValue") {
       obj.structValue = message.kind.value;
-    } else if (message.kind?.$case === 'listValue') {
+    } else if (message.kind?.$case === "listValue") {
       obj.listValue = message.kind.value;
     }
     return obj;
@@ -479,39 +478,39 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
   fromPartial<I extends Exact<DeepPartial<Value>, I>>(object: I): Value {
     const message = createBaseValue();
     switch (object.kind?.$case) {
-      case 'nullValue': {
+      case "nullValue": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
-          message.kind = { $case: 'nullValue', value: object.kind.value };
+          message.kind = { $case: "nullValue", value: object.kind.value };
         }
         break;
       }
-      case 'numberValue': {
+      case "numberValue": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
-          message.kind = { $case: 'numberValue', value: object.kind.value };
+          message.kind = { $case: "numberValue", value: object.kind.value };
         }
         break;
       }
-      case 'stringValue': {
+      case "stringValue": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
-          message.kind = { $case: 'stringValue', value: object.kind.value };
+          message.kind = { $case: "stringValue", value: object.kind.value };
         }
         break;
       }
-      case 'boolValue': {
+      case "boolValue": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
-          message.kind = { $case: 'boolValue', value: object.kind.value };
+          message.kind = { $case: "boolValue", value: object.kind.value };
         }
         break;
       }
-      case 'structValue': {
+      case "structValue": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
-          message.kind = { $case: 'structValue', value: object.kind.value };
+          message.kind = { $case: "structValue", value: object.kind.value };
         }
         break;
       }
-      case 'listValue': {
+      case "listValue": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
-          message.kind = { $case: 'listValue', value: object.kind.value };
+          message.kind = { $case: "listValue", value: object.kind.value };
         }
         break;
       }
@@ -522,25 +521,25 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
   wrap(value: any): Value {
     const result = createBaseValue();
     if (value === null) {
-      result.kind = { $case: 'nullValue', value: NullValue.NULL_VALUE };
-    } else if (typeof value === 'boolean') {
-      result.kind = { $case: 'boolValue', value };
-    } else if (typeof value === 'number') {
-      result.kind = { $case: 'numberValue', value };
-    } else if (typeof value === 'string') {
-      result.kind = { $case: 'stringValue', value };
+      result.kind = { $case: "nullValue", value: NullValue.NULL_VALUE };
+    } else if (typeof value === "boolean") {
+      result.kind = { $case: "boolValue", value };
+    } else if (typeof value === "number") {
+      result.kind = { $case: "numberValue", value };
+    } else if (typeof value === "string") {
+      result.kind = { $case: "stringValue", value };
     } else if (globalThis.Array.isArray(value)) {
-      result.kind = { $case: 'listValue', value };
-    } else if (typeof value === 'object') {
-      result.kind = { $case: 'structValue', value };
-    } else if (typeof value !== 'undefined') {
-      throw new globalThis.Error('Unsupported any value type: ' + typeof value);
+      result.kind = { $case: "listValue", value };
+    } else if (typeof value === "object") {
+      result.kind = { $case: "structValue", value };
+    } else if (typeof value !== "undefined") {
+      throw new globalThis.Error("Unsupported any value type: " + typeof value);
     }
     return result;
   },
 
   unwrap(message: Value): string | number | boolean | Object | null | Array<any> | undefined {
-    return message.kind?.$case === 'nullValue' ? null : message.kind?.value;
+    return (message.kind?.$case === "nullValue") ? null : message.kind?.value;
   },
 };
 
@@ -560,7 +559,7 @@ export const ListValue: MessageFns<ListValue> & ListValueWrapperFns = {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error('protobuf decode recursion limit exceeded');
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
     }
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
@@ -617,7 +616,7 @@ export const ListValue: MessageFns<ListValue> & ListValueWrapperFns = {
   },
 
   unwrap(message: ListValue): Array<any> {
-    if (message?.hasOwnProperty('values') && globalThis.Array.isArray(message.values)) {
+    if (message?.hasOwnProperty("values") && globalThis.Array.isArray(message.values)) {
       return message.values;
     } else {
       return message as any;
@@ -626,30 +625,24 @@ export const ListValue: MessageFns<ListValue> & ListValueWrapperFns = {
 };
 
 function floatToJson(value: number | null | undefined): number | string | null | undefined {
-  return typeof value === 'number' && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
-export type DeepPartial<T> = T extends Builtin
-  ? T
-  : T extends globalThis.Array<infer U>
-    ? globalThis.Array<DeepPartial<U>>
-    : T extends ReadonlyArray<infer U>
-      ? ReadonlyArray<DeepPartial<U>>
-      : T extends { $case: string; value: unknown }
-        ? { $case: T['$case']; value?: DeepPartial<T['value']> }
-        : T extends {}
-          ? { [K in keyof T]?: DeepPartial<T[K]> }
-          : Partial<T>;
+export type DeepPartial<T> = T extends Builtin ? T
+  : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>>
+  : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
+  : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
+  : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
+  : Partial<T>;
 
 type KeysOfUnion<T> = T extends T ? keyof T : never;
-export type Exact<P, I extends P> = P extends Builtin
-  ? P
+export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
 
 function isObject(value: any): boolean {
-  return typeof value === 'object' && value !== null;
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {
