@@ -1,5 +1,5 @@
 import { UnauthenticatedError, ValueError, type ComponentDescriptor, type Describable } from '@agent/core';
-import { describeComponent } from '@agent/core/internal';
+import { checkOptionNames, describeComponent, optionNames } from '@agent/core/internal';
 import { Authenticator } from './authenticator.js';
 import { constantTimeEquals } from './constant-time.js';
 import { SecurityContext } from './security-context.js';
@@ -11,6 +11,8 @@ export interface APIKeyAuthOptions {
   /** Discovery text of the advertised scheme. Default `'API key authentication'`. */
   description?: string;
 }
+
+const OPTION_NAMES = optionNames<APIKeyAuthOptions>({ validKeys: true, description: true });
 
 /** Accepts a credential only when it is an own key of `validKeys` (compared in constant time). */
 export class APIKeyAuth extends Authenticator implements Describable {
@@ -27,6 +29,7 @@ export class APIKeyAuth extends Authenticator implements Describable {
     ) {
       throw new ValueError('APIKeyAuth: validKeys must be an object mapping keys to scope lists');
     }
+    checkOptionNames('APIKeyAuth', options, OPTION_NAMES);
     this.validKeys = options.validKeys;
     this.description = options.description;
     this.scheme = new SecurityScheme({

@@ -1,5 +1,5 @@
 import { UnauthenticatedError, ValueError, type ComponentDescriptor, type Describable } from '@agent/core';
-import { describeComponent } from '@agent/core/internal';
+import { checkOptionNames, describeComponent, optionNames } from '@agent/core/internal';
 import { Authenticator } from './authenticator.js';
 import { decodeUtf8 } from './base64url.js';
 import { constantTimeEquals } from './constant-time.js';
@@ -12,6 +12,8 @@ export interface BasicAuthOptions {
   /** Discovery text of the advertised scheme. Default `'HTTP Basic authentication'`. */
   description?: string;
 }
+
+const OPTION_NAMES = optionNames<BasicAuthOptions>({ validCredentials: true, description: true });
 
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 // Compared against when the user is unknown, so both paths do the same constant-time work.
@@ -45,6 +47,7 @@ export class BasicAuth extends Authenticator implements Describable {
     ) {
       throw new ValueError('BasicAuth: validCredentials must be an object mapping usernames to passwords');
     }
+    checkOptionNames('BasicAuth', options, OPTION_NAMES);
     this.validCredentials = validCredentials;
     this.description = options.description;
     this.scheme = new SecurityScheme({

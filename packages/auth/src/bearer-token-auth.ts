@@ -5,7 +5,7 @@ import {
   type Describable,
   type JsonObject,
 } from '@agent/core';
-import { describeComponent, isRecord } from '@agent/core/internal';
+import { checkOptionNames, describeComponent, isRecord, optionNames } from '@agent/core/internal';
 import jwt from 'jsonwebtoken';
 import { Authenticator } from './authenticator.js';
 import { numericDateToIso } from './iso-time.js';
@@ -34,6 +34,16 @@ export interface BearerTokenAuthOptions {
   now?: () => number;
 }
 
+const OPTION_NAMES = optionNames<BearerTokenAuthOptions>({
+  secret: true,
+  algorithm: true,
+  issuer: true,
+  audience: true,
+  leewaySeconds: true,
+  description: true,
+  now: true,
+});
+
 /** Claims that stay out of `metadata.claims` (RFC 7519 §4.1) plus our own `metadata` claim. */
 const REGISTERED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'metadata']);
 /** The range a JavaScript Date can represent, in seconds. */
@@ -61,6 +71,7 @@ export class BearerTokenAuth extends Authenticator implements Describable {
 
   constructor(options: BearerTokenAuthOptions) {
     super();
+    checkOptionNames('BearerTokenAuth', options ?? {}, OPTION_NAMES);
     const { secret, algorithm = 'HS256', issuer = null, audience = null, leewaySeconds = 0 } = options ?? {};
     if (typeof secret !== 'string' || secret === '')
       throw new ValueError('BearerTokenAuth: secret must be a non-empty string');

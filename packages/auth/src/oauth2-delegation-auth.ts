@@ -5,7 +5,7 @@ import {
   type Describable,
   type JsonObject,
 } from '@agent/core';
-import { describeComponent, isRecord } from '@agent/core/internal';
+import { checkOptionNames, describeComponent, isRecord, optionNames } from '@agent/core/internal';
 import axios, { type AxiosInstance } from 'axios';
 import { Authenticator } from './authenticator.js';
 import { SecurityContext } from './security-context.js';
@@ -40,6 +40,19 @@ export interface OAuth2DelegationAuthOptions {
   description?: string;
 }
 
+const OPTION_NAMES = optionNames<OAuth2DelegationAuthOptions>({
+  exchangeEndpoint: true,
+  clientId: true,
+  clientSecret: true,
+  timeoutMs: true,
+  subjectTokenType: true,
+  audience: true,
+  scope: true,
+  maxResponseBytes: true,
+  normalizeExpiry: true,
+  description: true,
+});
+
 export interface OAuth2AuthenticateOptions {
   /** Abandons the exchange; the rejection still carries the `OAuth delegation failed: ` prefix. */
   signal?: AbortSignal;
@@ -72,6 +85,7 @@ export class OAuth2DelegationAuth extends Authenticator implements Describable {
 
   constructor(options: OAuth2DelegationAuthOptions) {
     super();
+    checkOptionNames('OAuth2DelegationAuth', options ?? {}, OPTION_NAMES);
     const timeoutMs = options?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new ValueError(

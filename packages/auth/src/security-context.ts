@@ -5,6 +5,7 @@ import {
   type JsonObject,
   type SecurityContextLike,
 } from '@agent/core';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 
 export interface SecurityContextInit {
   /** Stable id of the authenticated user, service, client or agent; its format is not interpreted. */
@@ -18,6 +19,14 @@ export interface SecurityContextInit {
   /** Defaults to a new empty object per instance. */
   metadata?: JsonObject;
 }
+
+const INIT_NAMES = optionNames<SecurityContextInit>({
+  principalId: true,
+  token: true,
+  expiresAt: true,
+  issuedAt: true,
+  metadata: true,
+});
 
 export interface SecurityContextDict {
   principal_id: string;
@@ -36,6 +45,7 @@ export class SecurityContext implements SecurityContextLike {
   readonly metadata: JsonObject;
 
   constructor(init: SecurityContextInit) {
+    checkOptionNames('SecurityContext', init, INIT_NAMES);
     this.principalId = init.principalId;
     this.token = init.token;
     this.expiresAt = init.expiresAt ?? null;

@@ -1,4 +1,5 @@
 import { ValueError, type JsonObject, type SecuritySchemeDict } from '@agent/core';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 
 export const AUTH_TYPES = ['apiKey', 'http', 'oauth2', 'mutualTLS', 'openIdConnect'] as const;
 export type AuthType = (typeof AUTH_TYPES)[number];
@@ -26,6 +27,13 @@ export interface SecuritySchemeInit {
   metadata?: JsonObject;
 }
 
+const INIT_NAMES = optionNames<SecuritySchemeInit>({
+  authType: true,
+  authScheme: true,
+  description: true,
+  metadata: true,
+});
+
 /** The canonical spelling of each HTTP scheme on the wire (`Authorization: <Name> …`, A2A `scheme`). */
 export const HTTP_SCHEME_NAMES: Readonly<Record<HttpAuthScheme, string>> = {
   bearer: 'Bearer',
@@ -47,6 +55,7 @@ export class SecurityScheme {
   readonly metadata: JsonObject;
 
   constructor(init: SecuritySchemeInit) {
+    checkOptionNames('SecurityScheme', init, INIT_NAMES);
     if (!AUTH_TYPES.includes(init.authType)) {
       throw new ValueError(
         `Unsupported auth type: ${String(init.authType)} (expected one of ${AUTH_TYPES.join(', ')})`,

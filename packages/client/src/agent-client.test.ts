@@ -16,6 +16,7 @@ import {
 import { APIKeyAuth } from '@agent/auth';
 import { RuntimeTransport } from '@agent/transport-memory';
 import { AgentClient } from './agent-client.js';
+import { SyncAgentClient } from './sync-client.js';
 import type { TestAgent } from '@agent/test-support';
 import { createEchoAgent } from './test-support/echo-agent.js';
 
@@ -148,6 +149,12 @@ describe('AgentClient over RuntimeTransport', () => {
   it('rejects bad construction and bad arguments with ValueError', () => {
     expect(() => new AgentClient({ transport: undefined as never, baseUrl: 'x' })).toThrow(ValueError);
     expect(() => new AgentClient({ transport, baseUrl: 3 as never })).toThrow(ValueError);
+    expect(() => new AgentClient({ transport, baseUrl: 'x', url: 'y' } as never)).toThrow(
+      'AgentClient does not accept the option "url"; accepted: baseUrl, syncTimeoutMs, transport',
+    );
+    expect(() => new SyncAgentClient(transport, 'x', { timeout: 5 } as never)).toThrow(
+      'SyncAgentClient does not accept the option "timeout"; accepted: timeoutMs',
+    );
     expect(() => new AgentClient({ transport, baseUrl: 'x', syncTimeoutMs: 0 })).toThrow(ValueError);
     expect(() => client.streamTask(null as never)).toThrow(ValueError);
   });

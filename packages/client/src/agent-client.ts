@@ -11,7 +11,7 @@ import {
   type TaskEvent,
   type Transport,
 } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 import { agentReply } from './reply.js';
 import { SyncAgentClient } from './sync-client.js';
 
@@ -26,6 +26,8 @@ export interface AgentClientOptions {
    */
   syncTimeoutMs?: number;
 }
+
+const OPTION_NAMES = optionNames<AgentClientOptions>({ transport: true, baseUrl: true, syncTimeoutMs: true });
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -47,7 +49,9 @@ export class AgentClient {
   readonly sync: SyncAgentClient;
 
   constructor(options: AgentClientOptions) {
-    if (!isRecord(options) || !isRecord(options.transport) || typeof options.transport.send !== 'function') {
+    if (!isRecord(options)) throw new ValueError('AgentClient needs an options object');
+    checkOptionNames('AgentClient', options, OPTION_NAMES);
+    if (!isRecord(options.transport) || typeof options.transport.send !== 'function') {
       throw new ValueError('AgentClient needs a transport');
     }
     if (typeof options.baseUrl !== 'string') throw new ValueError('AgentClient needs a baseUrl string');

@@ -14,6 +14,7 @@ import {
   type TaskEvent,
   type Transport,
 } from '@agent/core';
+import { checkOptionNames } from '@agent/core/internal';
 import { resolveDescriptorModules } from './component-descriptor.js';
 import type { SyncOperation, SyncRequest, SyncResponse, SyncWorkerData } from './sync-protocol.js';
 
@@ -56,6 +57,7 @@ export class SyncAgentClient {
     private readonly baseUrl: string,
     options: { timeoutMs?: number | undefined } = {},
   ) {
+    checkOptionNames('SyncAgentClient', options, ['timeoutMs']);
     this.timeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS);
   }
 

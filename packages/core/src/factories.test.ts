@@ -7,6 +7,9 @@ import {
   messageText,
   parseIsoTimestamp,
   textPart,
+  ValueError,
+  createJsonLogger,
+  handlerFromFunction,
 } from './index.js';
 
 describe('factories', () => {
@@ -41,6 +44,18 @@ describe('factories', () => {
   it('read message text', () => {
     expect(messageText(createMessage([textPart('a'), dataPart(1), textPart('b')]))).toBe('a\nb');
     expect(messageText(undefined)).toBe('');
+    expect(messageText(null)).toBe('');
+  });
+  it('read a task as its last message', () => {
+    const task = createTask('question');
+    expect(messageText(task)).toBe('question');
+    task.messages.push(createMessage([textPart('answer'), textPart('more')], { role: 'agent' }));
+    expect(messageText(task)).toBe('answer\nmore');
+    expect(messageText(createTask())).toBe('');
+  });
+  it('refuse what is neither a message nor a task', () => {
+    expect(() => messageText('text' as never)).toThrow(ValueError);
+    expect(() => messageText({ id: 'x' } as never)).toThrow('messageText needs a Message or a Task');
   });
   it('know terminal states', () => {
     expect(isTerminalState('completed')).toBe(true);
@@ -64,5 +79,26 @@ describe('parseIsoTimestamp is strict', () => {
   it('accepts a space separator and fractional seconds', () => {
     expect(parseIsoTimestamp('2026-01-01 01:00:00.5+01:00')?.toISOString()).toBe('2026-01-01T00:00:00.500Z');
     expect(parseIsoTimestamp('2026-01-01')).toBeNull();
+  });
+});
+
+describe('factories refuse unknown option names', () => {
+  it('name the unknown option and the accepted ones', () => {
+    expect(() => createMessage('m', { roles: 'agent' } as never)).toThrow(
+      'createMessage does not accept the option "roles"; accepted: id, role, timestamp',
+    );
+    expect(() => createTask('t', { meta: {} } as never)).toThrow(ValueError);
+    expect(() => createTask({ createdAt: 'x' } as never)).toThrow(
+      /createTask does not accept the option "createdAt"/,
+    );
+    expect(() => createArtifact('a', { mediaType: 'text/plain' } as never)).toThrow(
+      /createArtifact does not accept the option "mediaType"; accepted: action_id, created_at, id, kind, media_type/,
+    );
+    expect(() => createJsonLogger({ lvl: 'debug' } as never)).toThrow(/accepted: level, write/);
+    expect(() => handlerFromFunction(async (task) => task, { name: 'x' } as never)).toThrow(/accepted: card/);
+  });
+  it('still take a whole task as the options of createTask', () => {
+    const task = createTask('x', { id: 't1' });
+    expect(createTask(task)).toEqual(task);
   });
 });

@@ -1,4 +1,6 @@
+import { ValueError } from './errors.js';
 import { newId, nowIso } from './ids.js';
+import { checkOptionNames, optionNames } from './option-names.js';
 import type { Artifact, JsonObject, Message, MessageRole, Part, Task, TaskState } from './wire.js';
 
 /** A text part. */
@@ -17,8 +19,11 @@ export interface CreateMessageOptions {
   timestamp?: string;
 }
 
+const MESSAGE_OPTIONS = optionNames<CreateMessageOptions>({ id: true, role: true, timestamp: true });
+
 /** A message; a string becomes one text part. The role defaults to `user`. */
 export function createMessage(content: string | Part | Part[], options: CreateMessageOptions = {}): Message {
+  checkOptionNames('createMessage', options, MESSAGE_OPTIONS);
   const parts =
     typeof content === 'string' ? [textPart(content)] : Array.isArray(content) ? content : [content];
   return {
@@ -38,6 +43,15 @@ export interface CreateTaskOptions {
   created_at?: string;
 }
 
+const TASK_OPTIONS = optionNames<CreateTaskOptions>({
+  id: true,
+  state: true,
+  messages: true,
+  artifacts: true,
+  metadata: true,
+  created_at: true,
+});
+
 /**
  * A task with a caller-side id (the id exists before submission). A string or message argument
  * becomes the first message.
@@ -51,6 +65,7 @@ export function createTask(
   if (typeof input === 'string') first = [createMessage(input)];
   else if (input && 'role' in input && 'parts' in input) first = [input as Message];
   else if (input) opts = { ...(input as CreateTaskOptions), ...options };
+  checkOptionNames('createTask', opts, TASK_OPTIONS);
   return {
     id: opts.id ?? newId(),
     state: opts.state ?? 'submitted',
@@ -72,6 +87,17 @@ export interface CreateArtifactOptions {
   created_at?: string;
 }
 
+const ARTIFACT_OPTIONS = optionNames<CreateArtifactOptions>({
+  id: true,
+  metadata: true,
+  kind: true,
+  name: true,
+  uri: true,
+  media_type: true,
+  action_id: true,
+  created_at: true,
+});
+
 /** An artifact; a string becomes one text part, any other non-part value one data part. */
 export function createArtifact(
   content: string | Part | Part[],
@@ -79,6 +105,7 @@ export function createArtifact(
 ): Artifact {
   const parts =
     typeof content === 'string' ? [textPart(content)] : Array.isArray(content) ? content : [content];
+  checkOptionNames('createArtifact', options, ARTIFACT_OPTIONS);
   const { id, metadata, created_at, ...descriptor } = options;
   const artifact: Artifact = {
     id: id ?? newId(),
@@ -92,9 +119,18 @@ export function createArtifact(
   return artifact;
 }
 
-/** The text of a message's (or task's last message's) text parts, joined by newlines. */
-export function messageText(message: Message | undefined): string {
-  if (!message) return '';
+/**
+ * The text of a message's text parts, joined by newlines. A task gives its last message's text;
+ * nothing (or a task without messages) gives ''.
+ */
+export function messageText(source: Message | Task | null | undefined): string {
+  if (source === undefined || source === null) return '';
+  const message = Array.isArray((source as Partial<Task>).messages)
+    ? (source as Task).messages.at(-1)
+    : (source as Message);
+  if (message === undefined) return '';
+  if (typeof message !== 'object' || message === null || !Array.isArray(message.parts))
+    throw new ValueError('messageText needs a Message or a Task');
   return message.parts
     .filter((part) => part.type === 'text' && typeof part.content === 'string')
     .map((part) => part.content as string)

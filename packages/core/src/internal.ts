@@ -14,6 +14,6 @@ export { parseTransportUrl, normalizeHeaders, type TransportAddress } from './tr
 export { isComponentDescriptor, describeComponent } from './descriptor.js';
 export { raceAbort, sleep, type AbortErrorFactory } from './abort.js';
 export { numberOption, type NumberRule } from './option-number.js';
-export { checkOptionNames } from './option-names.js';
+export { checkOptionNames, optionNames } from './option-names.js';
 export { isLogger } from './logger.js';
 export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';

@@ -1,3 +1,4 @@
+import { checkOptionNames, optionNames } from './option-names.js';
 /**
  * The server's one logging seam. The interface is pino's calling convention (`logger.error(obj,
  * msg)`), so a pino logger can be passed as it is; without one, the server writes JSON lines to
@@ -21,6 +22,8 @@ export interface JsonLoggerOptions {
   /** Where lines go. Default: process.stderr. */
   write?: (line: string) => void;
 }
+
+const LOGGER_OPTIONS = optionNames<JsonLoggerOptions>({ level: true, write: true });
 
 /** Errors do not serialize with JSON.stringify: keep their name, message, code and stack. */
 function serializeError(error: unknown): unknown {
@@ -48,6 +51,7 @@ function stringifyLine(level: number, fields: object, message: string | undefine
 
 /** A pino-compatible logger that writes one JSON object per line (pino's field names: level, time, msg, err). */
 export function createJsonLogger(options: JsonLoggerOptions = {}): Logger {
+  checkOptionNames('createJsonLogger', options, LOGGER_OPTIONS);
   const threshold = LEVELS[options.level ?? 'info'];
   const write = options.write ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const at =

@@ -5,6 +5,7 @@
 import type { CallContext, ClientOperationName, TaskFunction, TaskHandler } from './contracts.js';
 import { MethodNotFoundError, TaskNotFoundError, ValidationError } from './errors.js';
 import { nowIso } from './ids.js';
+import { checkOptionNames } from './option-names.js';
 import type { TaskEvent, TaskStatusEvent } from './task-event.js';
 import { validateTask, type ValidateOptions } from './validate.js';
 import type { AgentCard, Task } from './wire.js';
@@ -86,6 +87,7 @@ export interface FunctionHandlerOptions {
  * Streaming yields the one final status; there is no active-task registry, so cancel finds nothing.
  */
 export function handlerFromFunction(fn: TaskFunction, options: FunctionHandlerOptions = {}): TaskHandler {
+  checkOptionNames('handlerFromFunction', options, ['card']);
   const card: AgentCard = options.card ?? { name: 'agent', description: '', url: '' };
   return {
     handleTask: (task, ctx) => fn(task, ctx),

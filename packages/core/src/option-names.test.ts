@@ -1,4 +1,4 @@
-import { checkOptionNames } from './internal.js';
+import { checkOptionNames, optionNames } from './internal.js';
 
 describe('checkOptionNames', () => {
   it('accepts known names, also with undefined values', () => {
@@ -11,5 +11,19 @@ describe('checkOptionNames', () => {
     expect(() => checkOptionNames('Thing', { x: 1 }, ['a'])).toThrow(
       expect.objectContaining({ code: 'VALUE_ERROR' }),
     );
+  });
+});
+
+describe('optionNames', () => {
+  it('lists the names of an options type', () => {
+    interface Options {
+      a: number;
+      b?: string;
+    }
+    expect(optionNames<Options>({ a: true, b: true })).toEqual(['a', 'b']);
+    // @ts-expect-error a name the type does not have
+    optionNames<Options>({ a: true, b: true, c: true });
+    // @ts-expect-error a name of the type is missing
+    optionNames<Options>({ a: true });
   });
 });

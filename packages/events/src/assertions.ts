@@ -4,6 +4,7 @@
  */
 import { AssertionError } from 'node:assert';
 import { ValueError } from '@agent/core';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { isRunEventType, type RunEvent, type RunEventType } from './run-event.js';
 import { RunReport } from './run-report.js';
 import { RunReplay } from './run-replay.js';
@@ -51,6 +52,7 @@ export function assertRunEvents(
   types: readonly RunEventType[],
   options: AssertRunEventsOptions = {},
 ): void {
+  checkOptionNames('assertRunEvents', options, optionNames<AssertRunEventsOptions>({ mode: true }));
   const mode = options.mode ?? 'subsequence';
   if (!['present', 'exact', 'subsequence'].includes(mode))
     throw new ValueError(`Unknown assertRunEvents mode ${JSON.stringify(mode)}`);

@@ -3,7 +3,7 @@
  * and carried as the `manifest` entry of `context.prepared`.
  */
 import { ValueError } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 
 /** One per-section token record. */
 export interface ContextItem {
@@ -46,6 +46,20 @@ export interface ContextManifestInit {
   contextWindow?: number | null;
   contextItems?: ContextItem[];
 }
+
+const INIT_NAMES = optionNames<ContextManifestInit>({
+  runId: true,
+  sessionId: true,
+  agentName: true,
+  provider: true,
+  model: true,
+  systemTokens: true,
+  toolPromptTokens: true,
+  historyTokens: true,
+  userTokens: true,
+  contextWindow: true,
+  contextItems: true,
+});
 
 function tokenCount(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
@@ -106,6 +120,7 @@ export class ContextManifest {
   /** @throws ValueError when a count is not a finite non-negative number or an id is not a string. */
   constructor(init: ContextManifestInit) {
     if (!isRecord(init)) throw new ValueError('ContextManifest needs an init object');
+    checkOptionNames('ContextManifest', init, INIT_NAMES);
     this.runId = text('runId', init.runId);
     this.sessionId =
       init.sessionId === undefined || init.sessionId === null ? null : text('sessionId', init.sessionId);

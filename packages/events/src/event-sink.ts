@@ -2,6 +2,7 @@
  * Event sinks: where RunEvents go. By design a sink only observes: it never authorizes anything.
  */
 import { AgentError, ValueError, type TaskEvent } from '@agent/core';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { RunEvent, type FromTaskEventOptions } from './run-event.js';
 
 /**
@@ -57,6 +58,11 @@ export class InMemoryEventSink extends SequencedEventSink {
 
   constructor(options: InMemoryEventSinkOptions = {}) {
     super();
+    checkOptionNames(
+      'InMemoryEventSink',
+      options,
+      optionNames<InMemoryEventSinkOptions>({ maxEvents: true }),
+    );
     const max = options.maxEvents ?? Number.POSITIVE_INFINITY;
     if (!(max === Number.POSITIVE_INFINITY || (Number.isInteger(max) && max > 0))) {
       throw new ValueError(
@@ -96,6 +102,8 @@ export interface FanOutEventSinkOptions {
   maxErrors?: number;
 }
 
+const FAN_OUT_OPTION_NAMES = optionNames<FanOutEventSinkOptions>({ onError: true, maxErrors: true });
+
 /**
  * Numbers events once and forwards them to several sinks, isolating each: a target that throws is
  * recorded and reported, never propagated, so an observer cannot change a run's outcome.
@@ -108,6 +116,7 @@ export class FanOutEventSink extends SequencedEventSink {
 
   constructor(targets: (EventSink | ((event: RunEvent) => void))[], options: FanOutEventSinkOptions = {}) {
     super();
+    checkOptionNames('FanOutEventSink', options, FAN_OUT_OPTION_NAMES);
     this.#targets = targets.map((target) =>
       typeof target === 'function' ? target : (event) => void target.emit(event),
     );

@@ -5,6 +5,7 @@
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { UnavailableError, ValueError } from '@agent/core';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { SequencedEventSink } from './event-sink.js';
 import { RedactionPolicy } from './redaction.js';
 import { RunEvent } from './run-event.js';
@@ -15,6 +16,8 @@ export interface JsonlEventSinkOptions {
   /** Applied to each line. Default `RedactionPolicy.default()`; `null` writes raw events. */
   redactionPolicy?: RedactionPolicy | null;
 }
+
+const OPTION_NAMES = optionNames<JsonlEventSinkOptions>({ path: true, redactionPolicy: true });
 
 /**
  * Writes synchronously (one `write` per event), so a line is in the file when `emit` returns and a
@@ -31,6 +34,7 @@ export class JsonlEventSink extends SequencedEventSink {
     if (!options || typeof options.path !== 'string' || options.path === '') {
       throw new ValueError('JsonlEventSink needs a `path`', { data: { field: 'path' } });
     }
+    checkOptionNames('JsonlEventSink', options, OPTION_NAMES);
     this.path = options.path;
     this.#policy =
       options.redactionPolicy === undefined ? RedactionPolicy.default() : options.redactionPolicy;

@@ -3,6 +3,7 @@
  * Applied at every persistence and export boundary: reports, approval payloads, manifests, spans.
  */
 import { ValueError } from '@agent/core';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 
 /** What replaces a masked value unless `mask` says otherwise. */
 export const REDACTED = '[REDACTED]';
@@ -53,6 +54,14 @@ export interface RedactionPolicyOptions {
   mask?: string;
 }
 
+const OPTION_NAMES = optionNames<RedactionPolicyOptions>({
+  keys: true,
+  patterns: true,
+  includeDefaults: true,
+  allowKeys: true,
+  mask: true,
+});
+
 /** Lowercase without `-`, `_` and spaces: `X-Api-Key` → `xapikey`. */
 export function normalizeKey(key: string): string {
   return key.toLowerCase().replace(/[-_\s]/g, '');
@@ -77,6 +86,7 @@ export class RedactionPolicy {
   readonly #mask: string;
 
   constructor(options: RedactionPolicyOptions = {}) {
+    checkOptionNames('RedactionPolicy', options, OPTION_NAMES);
     this.#defaults = options.includeDefaults ?? true;
     const extra = (options.keys ?? []).map((key) => {
       if (typeof key !== 'string' || normalizeKey(key) === '')

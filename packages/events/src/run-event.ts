@@ -19,7 +19,7 @@ import {
   type TaskEventType,
   type TaskState,
 } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 import { snapshot } from './clone.js';
 import type { ContextManifestData } from './context-manifest.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask, type RunContextInput, type RunIds } from './run-context.js';
@@ -205,6 +205,8 @@ export interface FromTaskEventOptions {
   agentName?: string;
 }
 
+const FROM_TASK_EVENT_OPTIONS = optionNames<FromTaskEventOptions>({ context: true, agentName: true });
+
 const SEVERITY: Partial<Record<RunEventType, RunEventSeverity>> = {
   'task.error': 'error',
   'action.failed': 'error',
@@ -291,6 +293,7 @@ function defaultSummary(type: RunEventType, event: Record<string, unknown>): str
  */
 function fromTaskEvent(taskEvent: TaskEvent, options: FromTaskEventOptions = {}): RunEvent {
   if (!isRecord(taskEvent)) throw new ValueError('RunEvent.fromTaskEvent needs a task event object');
+  checkOptionNames('RunEvent.fromTaskEvent', options, FROM_TASK_EVENT_OPTIONS);
   const source = taskEvent as Record<string, unknown>;
   const type = source.type;
   if (!isRunEventType(type)) {

@@ -3,6 +3,7 @@
  * it can sit directly in a runtime's sink slot or behind a FanOutEventSink.
  */
 import { type JsonObject, type TaskEvent } from '@agent/core';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { SequencedEventSink } from './event-sink.js';
 import { buildReportData } from './report-builder.js';
 import { runIdsOf, type RunContextInput } from './run-context.js';
@@ -16,6 +17,8 @@ export interface RunRecorderOptions {
   context?: RunContextInput | null;
 }
 
+const OPTION_NAMES = optionNames<RunRecorderOptions>({ agentName: true, context: true });
+
 export interface ToReportOptions {
   /** Application data stored with the report (redacted with it). Default `{}`. */
   metadata?: JsonObject;
@@ -27,6 +30,7 @@ export class RunRecorder extends SequencedEventSink {
 
   constructor(options: RunRecorderOptions = {}) {
     super();
+    checkOptionNames('RunRecorder', options, OPTION_NAMES);
     this.#defaults = { agentName: options.agentName, context: options.context ?? null };
   }
 

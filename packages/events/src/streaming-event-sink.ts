@@ -3,7 +3,7 @@
  * that reconnects (SSE `Last-Event-ID`) resumes after the last sequence it saw.
  */
 import { UnavailableError, ValueError } from '@agent/core';
-import { numberOption } from '@agent/core/internal';
+import { checkOptionNames, numberOption, optionNames } from '@agent/core/internal';
 import { SequencedEventSink } from './event-sink.js';
 import type { RunEvent } from './run-event.js';
 
@@ -38,6 +38,11 @@ export class StreamingEventSink extends SequencedEventSink {
 
   constructor(options: StreamingEventSinkOptions = {}) {
     super();
+    checkOptionNames(
+      'StreamingEventSink',
+      options,
+      optionNames<StreamingEventSinkOptions>({ bufferSize: true }),
+    );
     this.#bufferSize = numberOption('bufferSize', options.bufferSize ?? 1000, 1000, {
       min: 1,
       integer: true,

@@ -8,6 +8,8 @@ import {
   ValueError,
   type JsonObject,
   type Task,
+  type TaskEvent,
+  type Transport,
   ActionDeniedError,
   createJsonLogger,
 } from '@agent/core';
@@ -22,7 +24,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from './agent.js';
-import { loadHttpTransport } from './load-transport.js';
 import type { RunHandle } from './task-run.js';
 import { collect, deferred, types } from './test-support/helpers.js';
 import { InProcessNetwork } from './test-support/in-process-transport.js';
@@ -63,31 +64,21 @@ describe('Agent', () => {
     expect(() => new Agent({ card: { name: 'x' }, budget: { max_steps: -1 } })).toThrow(ValidationError);
   });
 
-  it("transport 'http' is required lazily; without @agent/transport-http it is a clear ValueError", () => {
-    const missing = (): never => {
-      throw Object.assign(new Error("Cannot find module '@agent/transport-http'"), {
-        code: 'MODULE_NOT_FOUND',
-      });
-    };
-    expect(() => loadHttpTransport({ url: 'http://127.0.0.1:0' }, missing)).toThrow(ValueError);
-    expect(() => loadHttpTransport({ url: 'http://127.0.0.1:0' }, missing)).toThrow(/install it/);
-    expect(() => loadHttpTransport({ url: 'http://127.0.0.1:0' }, () => ({}))).toThrow(/HTTPTransport/);
-    const network = new InProcessNetwork();
-    const seen: unknown[] = [];
-    const fake = {
-      HTTPTransport: function HTTPTransport(options: unknown) {
-        seen.push(options);
-        return network.transport('http-agent');
-      },
-    };
-    const auth = new APIKeyAuth({ validKeys: { k: [] } });
-    const transport = loadHttpTransport(
-      { url: 'http://127.0.0.1:0', authenticator: auth, credentials: 'k' },
-      () => fake,
-    );
-    expect(transport.kind).toBe('memory');
-    expect(seen).toEqual([{ url: 'http://127.0.0.1:0', authenticator: auth, credentials: 'k' }]);
-    expect(() => new Agent({ card: { name: 'x' }, transport: 'http' })).toThrow(/card.url/);
+  it("after start the card's url follows the transport's real address, unless the card names another", async () => {
+    const listening = (url: string): Transport => new ListeningTransport(url);
+    const follows = listening('http://127.0.0.1:0');
+    const agent = new Agent({ card: { name: 'a', url: 'http://127.0.0.1:0' }, transport: follows });
+    await agent.start();
+    expect(agent.card.url).toBe('http://127.0.0.1:4321');
+    const unnamed = new Agent({ card: { name: 'b' }, transport: listening('http://127.0.0.1:0') });
+    await unnamed.start();
+    expect(unnamed.card.url).toBe('http://127.0.0.1:4321');
+    const proxied = new Agent({
+      card: { name: 'c', url: 'https://agents.example.com/c' },
+      transport: listening('http://127.0.0.1:0'),
+    });
+    await proxied.start();
+    expect(proxied.card.url).toBe('https://agents.example.com/c');
   });
 
   it('binds to a transport instance and starts/stops it', async () => {
@@ -441,3 +432,27 @@ describe('delegation', () => {
     ).rejects.toThrow(/transport/);
   });
 });
+
+/** A transport that, like the network ones, knows its real port only once it listens. */
+class ListeningTransport implements Transport {
+  readonly kind = 'http' as const;
+  constructor(public url: string) {}
+  bind(): void {}
+  onTaskReceived(): void {}
+  async start(): Promise<void> {
+    this.url = this.url.replace(/:0$/, ':4321');
+  }
+  async stop(): Promise<void> {}
+  send<TResult>(): Promise<TResult> {
+    return Promise.reject(new Error('not a client'));
+  }
+  subscribe(): AsyncIterable<TaskEvent> {
+    throw new Error('not a client');
+  }
+  authenticate(): Promise<never> {
+    return Promise.reject(new Error('not a client'));
+  }
+  validateUrl(): boolean {
+    return true;
+  }
+}

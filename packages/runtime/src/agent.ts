@@ -26,7 +26,7 @@ import {
   getDefaultLogger,
   type Logger,
 } from '@agent/core';
-import { isRecord, numberOption, raceAbort } from '@agent/core/internal';
+import { checkOptionNames, isRecord, numberOption, optionNames, raceAbort } from '@agent/core/internal';
 import type { Authenticator } from '@agent/auth';
 import { RunRecorder, type EventSink, type RunStore } from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';
@@ -36,7 +36,7 @@ import { abortError, CancellationToken } from './cancellation.js';
 import { CapabilityPolicy, type Policy } from './capability-policy.js';
 import { EventQueue } from './event-queue.js';
 import type { LLM } from './llm/types.js';
-import { loadHttpTransport } from './load-transport.js';
+import { isTransportName, loadTransport, TRANSPORT_NAMES, type TransportName } from './load-transport.js';
 import { RunAction } from './run-action.js';
 import { RunBudget, type RunBudgetInit } from './run-budget.js';
 import { RunContext } from './run-context.js';
@@ -51,11 +51,15 @@ export type ExecuteFunction = (task: Task, run: RunHandle) => Promise<Task | voi
 export interface AgentOptions {
   /** Discovery metadata; `name` is the agent's name in events and `agent_chain`. */
   card: Partial<AgentCard> & { name: string };
-  /** A transport the agent binds itself to, or `'http'` (needs `@agent/transport-http` installed). */
-  transport?: Transport | 'http';
-  /** Server-side authenticator: advertised in the card and handed to an `'http'` transport. */
+  /**
+   * A transport the agent binds itself to, or its name: `'http'`, `'sse'`, `'ws'`, `'grpc'` (serving
+   * `card.url`) or `'memory'`, which needs that transport's package (`@agent/transport-<name>`)
+   * installed in the program's project.
+   */
+  transport?: Transport | TransportName;
+  /** Server-side authenticator: advertised in the card and handed to a transport given by name. */
   authenticator?: Authenticator;
-  /** Client-side raw credential for outgoing calls, handed to an `'http'` transport. */
+  /** Client-side raw credential for outgoing calls, handed to a transport given by name. */
   credentials?: string;
   /** Capability policy, or its rule map. Default, by design: allow everything. */
   policy?: Policy | Record<string, 'allow' | 'deny' | 'require_approval' | boolean>;
@@ -94,6 +98,29 @@ export interface AgentOptions {
    */
   logger?: Logger;
 }
+
+const OPTION_NAMES = optionNames<AgentOptions>({
+  card: true,
+  transport: true,
+  authenticator: true,
+  credentials: true,
+  policy: true,
+  approvalHandler: true,
+  llm: true,
+  instructions: true,
+  runStore: true,
+  eventSink: true,
+  budget: true,
+  verbosity: true,
+  execute: true,
+  tools: true,
+  warningRatio: true,
+  maxSteps: true,
+  streamBufferSize: true,
+  finishedTaskRetentionMs: true,
+  onObserverError: true,
+  logger: true,
+});
 
 export interface CallToolOptions {
   signal?: AbortSignal;
@@ -146,7 +173,8 @@ export class Agent implements TaskHandler {
     ) {
       throw new ValueError('new Agent({ card }) needs a card with a non-empty name');
     }
-    this.baseCard = { description: '', url: '', ...options.card } as AgentCard;
+    checkOptionNames('Agent', options, OPTION_NAMES);
+    this.baseCard = { description: '', ...options.card, url: options.card.url ?? '' } as AgentCard;
     this.authenticator = options.authenticator ?? null;
     this.policy =
       options.policy === undefined
@@ -195,15 +223,7 @@ export class Agent implements TaskHandler {
       delegate: (target, task, run) => this.delegate(target, task, run),
       reportObserverError: (error, where) => this.reportObserverError(error, where),
     };
-    if (options.transport === 'http') {
-      this.transport = loadHttpTransport({
-        url: this.baseCard.url,
-        authenticator: options.authenticator,
-        credentials: options.credentials,
-      });
-    } else {
-      this.transport = options.transport ?? null;
-    }
+    this.transport = resolveTransport(options, this.baseCard.url);
     this.transport?.bind(this);
   }
 
@@ -239,9 +259,19 @@ export class Agent implements TaskHandler {
     return this.card;
   }
 
-  /** Starts the transport, when one is set. */
+  /**
+   * Starts the transport, when one is set. The card's `url` then follows the address the transport
+   * really serves (a port 0 becomes the port listened on) unless the card names another address,
+   * e.g. a public one in front of a proxy.
+   */
   async start(): Promise<void> {
-    await this.transport?.start();
+    const transport = this.transport;
+    if (!transport) return;
+    const configured = addressOf(transport);
+    await transport.start();
+    const actual = addressOf(transport);
+    if (actual !== undefined && (this.baseCard.url === '' || this.baseCard.url === configured))
+      this.baseCard = { ...this.baseCard, url: actual };
   }
 
   /** Cancels running tasks (reason `agent stopping`), waits for them, then stops the transport. Idempotent. */
@@ -533,6 +563,34 @@ function adoptResult(task: Task, result: Task): void {
     task.metadata = { ...structuredClone(result.metadata), run_context: runContext };
   }
   if (typeof result.state === 'string') task.state = result.state;
+}
+
+/** The transport of `new Agent({ transport })`: an instance as it is, a name loaded from its package. */
+function resolveTransport(options: AgentOptions, url: string): Transport | null {
+  const transport: unknown = options.transport;
+  if (transport === undefined || transport === null) return null;
+  if (isTransportName(transport)) {
+    return loadTransport(transport, {
+      url,
+      authenticator: options.authenticator,
+      credentials: options.credentials,
+    });
+  }
+  const methods = ['bind', 'start', 'stop', 'send'] as const;
+  if (!isRecord(transport) || methods.some((method) => typeof transport[method] !== 'function')) {
+    throw new ValueError(
+      `transport must be a Transport or one of ${TRANSPORT_NAMES.map((name) => `'${name}'`).join(', ')}; got ${
+        typeof transport === 'string' ? `'${transport}'` : typeof transport
+      }`,
+    );
+  }
+  return transport as unknown as Transport;
+}
+
+/** The address a transport serves, when it has one (network transports and the in-process one do). */
+function addressOf(transport: Transport): string | undefined {
+  const url = (transport as { url?: unknown }).url;
+  return typeof url === 'string' && url !== '' ? url : undefined;
 }
 
 function isPolicy(value: unknown): value is Policy {

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { BudgetExceededError, ValueError } from '@agent/core';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 import type { RuntimeEventInput } from './run-events.js';
 import { RunBudget, type BudgetLimit } from './run-budget.js';
 
@@ -21,6 +22,8 @@ export interface BudgetTrackerOptions {
   /** Monotonic clock in milliseconds. Default `performance.now`. */
   now?: () => number;
 }
+
+const OPTION_NAMES = optionNames<BudgetTrackerOptions>({ warningRatio: true, emit: true, now: true });
 
 type Counter = 'steps' | 'llm_calls' | 'tool_calls' | 'input_tokens' | 'output_tokens';
 
@@ -49,6 +52,7 @@ export class BudgetTracker {
   private readonly warned = new Set<BudgetLimit>();
 
   constructor(budget: RunBudget | null | undefined, options: BudgetTrackerOptions = {}) {
+    checkOptionNames('BudgetTracker', options, OPTION_NAMES);
     const ratio = options.warningRatio ?? 0.8;
     if (typeof ratio !== 'number' || !(ratio >= 0 && ratio <= 1))
       throw new ValueError('warningRatio must be a number between 0 and 1');

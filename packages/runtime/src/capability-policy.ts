@@ -1,5 +1,5 @@
 import { ValueError, type PermissionRule } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 import type { RunAction } from './run-action.js';
 import type { PermissionValue, RunContext } from './run-context.js';
 
@@ -74,6 +74,11 @@ export class CapabilityPolicy implements Policy {
     rules: Readonly<Record<string, PermissionRule | boolean>> = {},
     options: CapabilityPolicyOptions = {},
   ) {
+    checkOptionNames(
+      'CapabilityPolicy',
+      options,
+      optionNames<CapabilityPolicyOptions>({ defaultRule: true }),
+    );
     const defaultRule = options.defaultRule ?? 'allow';
     if (toPermissionRule(defaultRule) === null || typeof defaultRule !== 'string') {
       throw new ValueError(

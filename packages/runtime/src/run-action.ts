@@ -8,7 +8,7 @@ import {
   type Part,
   type RunActionData,
 } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 
 export interface RunActionInit {
   actionId?: string;
@@ -21,6 +21,17 @@ export interface RunActionInit {
   description?: string | null;
   metadata?: JsonObject;
 }
+
+const INIT_NAMES = optionNames<RunActionInit>({
+  actionId: true,
+  kind: true,
+  name: true,
+  payload: true,
+  capabilities: true,
+  artifacts: true,
+  description: true,
+  metadata: true,
+});
 
 /**
  * The prepared record that policy evaluates right before a side effect. Immutable: `withArtifacts`
@@ -37,6 +48,7 @@ export class RunAction {
   readonly metadata: JsonObject;
 
   constructor(init: RunActionInit) {
+    checkOptionNames('RunAction', init, INIT_NAMES);
     if (typeof init.kind !== 'string' || init.kind === '')
       throw invalid('/kind', 'must be a non-empty string');
     if (typeof init.name !== 'string' || init.name === '')

@@ -1,5 +1,5 @@
-import { ValidationError, type RunBudgetData } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { ValidationError, ValueError, type RunBudgetData } from '@agent/core';
+import { checkOptionNames, isRecord } from '@agent/core/internal';
 
 /** The six limits a RunBudget can set, by their snake_case (wire) names. */
 export const BUDGET_LIMITS = [
@@ -46,6 +46,7 @@ export class RunBudget {
   readonly maxOutputTokens: number | null;
 
   constructor(init: RunBudgetInit = {}) {
+    checkOptionNames('RunBudget', init, Object.values(FIELDS));
     for (const limit of BUDGET_LIMITS) {
       const value = init[FIELDS[limit]];
       if (value === undefined || value === null) continue;
@@ -125,9 +126,13 @@ export class RunBudget {
   static from(value: RunBudget | RunBudgetInit | RunBudgetData | null | undefined): RunBudget | null {
     if (value === null || value === undefined) return null;
     if (value instanceof RunBudget) return value;
+    // A misspelt limit would otherwise leave that limit unlimited without a word.
+    checkOptionNames('budget', value, [...BUDGET_LIMITS, ...Object.values(FIELDS)]);
     const keys = Object.keys(value);
-    if (keys.some((key) => (BUDGET_LIMITS as readonly string[]).includes(key)))
-      return RunBudget.fromDict(value);
+    const wire = keys.filter((key) => (BUDGET_LIMITS as readonly string[]).includes(key));
+    if (wire.length > 0 && wire.length < keys.length)
+      throw new ValueError(`budget mixes snake_case and camelCase limits: ${keys.join(', ')}`);
+    if (wire.length > 0) return RunBudget.fromDict(value);
     return new RunBudget(value as RunBudgetInit);
   }
 }

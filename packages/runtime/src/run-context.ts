@@ -7,7 +7,7 @@ import {
   type RunContextData,
   type Task,
 } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 import { RunBudget } from './run-budget.js';
 
 export type PermissionValue = PermissionRule | boolean | JsonObject;
@@ -25,6 +25,19 @@ export interface RunContextInit {
   canceled?: boolean;
   metadata?: JsonObject;
 }
+
+const INIT_NAMES = optionNames<RunContextInit>({
+  runId: true,
+  sessionId: true,
+  traceId: true,
+  workspaceUri: true,
+  parentRunId: true,
+  agentChain: true,
+  permissions: true,
+  budget: true,
+  canceled: true,
+  metadata: true,
+});
 
 export interface EnsureTaskContextOptions {
   /** Appended to `agent_chain` unless it is already the last entry. */
@@ -59,6 +72,7 @@ export class RunContext {
   readonly metadata: JsonObject;
 
   constructor(init: RunContextInit = {}) {
+    checkOptionNames('RunContext', init, INIT_NAMES);
     this.runId = init.runId ?? newId();
     this.sessionId = init.sessionId ?? null;
     // A trace id that is not W3C-shaped would not map onto OpenTelemetry, so a bad one is replaced.

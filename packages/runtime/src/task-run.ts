@@ -11,7 +11,14 @@ import {
   type TaskEvent,
   type TaskState,
 } from '@agent/core';
-import { finalStatusEvent, isRecord, sleep, toWireError } from '@agent/core/internal';
+import {
+  checkOptionNames,
+  finalStatusEvent,
+  isRecord,
+  optionNames,
+  sleep,
+  toWireError,
+} from '@agent/core/internal';
 import type { EventSink, RunRecorder, RunStore } from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';
 import { runTool, type ActionScope } from './authorize.js';
@@ -37,6 +44,13 @@ export interface InferOptions {
   /** Stream the model's output as `llm.stream` events; default: true on streaming runs. */
   stream?: boolean;
 }
+
+const INFER_OPTION_NAMES = optionNames<InferOptions>({
+  instructions: true,
+  messages: true,
+  tools: true,
+  stream: true,
+});
 
 /** The `run` handed to user logic: the context, the cancel switch and the run's effects. */
 export interface RunHandle {
@@ -350,6 +364,7 @@ export class TaskRun implements ActiveTask {
 
   private async infer(options: InferOptions = {}): Promise<InferenceResult> {
     this.checkOpen();
+    checkOptionNames('run.infer', options, INFER_OPTION_NAMES);
     const llm = this.host.llm;
     if (!llm) throw new ValueError('This agent has no llm: pass one to new Agent({ llm })');
     const instructions = options.instructions ?? this.host.instructions;

@@ -1,6 +1,6 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import { toValidationIssues, ValidationError, ValueError, type JsonObject } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 import type { CancellationToken } from './cancellation.js';
 import { RunAction, type RunActionInit } from './run-action.js';
 import type { RunContext } from './run-context.js';
@@ -41,6 +41,16 @@ export interface ToolDefinition<TArgs extends JsonObject = JsonObject> {
   handler: (args: TArgs, tool: ToolContext) => unknown;
 }
 
+const DEFINITION_NAMES = optionNames<ToolDefinition>({
+  name: true,
+  description: true,
+  parameters: true,
+  capabilities: true,
+  kind: true,
+  actionBuilder: true,
+  handler: true,
+});
+
 /** A tool as a model sees it. */
 export interface ToolDeclaration {
   name: string;
@@ -63,6 +73,11 @@ export class RegisteredTool {
     ajv: Ajv,
   ) {
     if (!isRecord(definition)) throw new ValueError('A tool definition must be an object');
+    checkOptionNames(
+      typeof definition.name === 'string' ? `Tool "${definition.name}"` : 'A tool definition',
+      definition,
+      DEFINITION_NAMES,
+    );
     if (typeof definition.name !== 'string' || !TOOL_NAME.test(definition.name)) {
       throw new ValueError(
         `Invalid tool name: ${JSON.stringify(definition.name)} (letters, digits, _ and -, at most 64)`,

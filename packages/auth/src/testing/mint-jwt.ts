@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { base64UrlEncode } from '../base64url.js';
 
 export type MintAlgorithm = 'HS256' | 'HS384' | 'HS512' | 'none';
@@ -14,6 +15,13 @@ export interface MintJwtOptions {
   header?: Record<string, unknown>;
 }
 
+const OPTION_NAMES = optionNames<MintJwtOptions>({
+  secret: true,
+  algorithm: true,
+  claims: true,
+  header: true,
+});
+
 const HASHES = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' } as const;
 
 /**
@@ -21,6 +29,7 @@ const HASHES = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' } as const;
  * tokens an attacker would send (`alg: none`, a header `alg` other than the signing one, any claims).
  */
 export function mintJwt(options: MintJwtOptions): string {
+  checkOptionNames('mintJwt', options, OPTION_NAMES);
   const algorithm = options.algorithm ?? 'HS256';
   const header = { alg: algorithm, typ: 'JWT', ...options.header };
   const signingInput = `${base64UrlEncode(JSON.stringify(header))}.${base64UrlEncode(JSON.stringify(options.claims ?? {}))}`;

@@ -3,6 +3,7 @@
  * across restarts.
  */
 import { UnavailableError } from '@agent/core';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { snapshot } from '../clone.js';
 import { RedactionPolicy } from '../redaction.js';
 import { RunReport } from '../run-report.js';
@@ -29,6 +30,8 @@ export interface RunStoreOptions {
   redactionPolicy?: RedactionPolicy | null;
 }
 
+const OPTION_NAMES = optionNames<RunStoreOptions>({ redactionPolicy: true });
+
 function newestFirst(a: { at: string; id: string }, b: { at: string; id: string }): number {
   return a.at < b.at ? 1 : a.at > b.at ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
@@ -40,6 +43,7 @@ export class InMemoryRunStore implements RunStore {
   #closed = false;
 
   constructor(options: RunStoreOptions = {}) {
+    checkOptionNames('InMemoryRunStore', options, OPTION_NAMES);
     this.#policy =
       options.redactionPolicy === undefined ? RedactionPolicy.default() : options.redactionPolicy;
   }

@@ -4,6 +4,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { AgentError, UnavailableError, ValueError, type Task } from '@agent/core';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { requireOptionalPeer } from '../optional-peer.js';
 import { RedactionPolicy } from '../redaction.js';
 import { RunReport } from '../run-report.js';
@@ -35,6 +36,13 @@ export interface SqliteRunStoreOptions extends RunStoreOptions {
   /** Open without creating or writing the schema (a reader process). Default `false`. */
   readonly?: boolean;
 }
+
+const OPTION_NAMES = optionNames<SqliteRunStoreOptions>({
+  path: true,
+  busyTimeoutMs: true,
+  readonly: true,
+  redactionPolicy: true,
+});
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS task_records (
@@ -138,6 +146,7 @@ export class SqliteRunStore implements RunStore {
         data: { field: 'path' },
       });
     }
+    checkOptionNames('SqliteRunStore', options, OPTION_NAMES);
     const busy = options.busyTimeoutMs ?? 5000;
     if (!Number.isInteger(busy) || busy < 0)
       throw new ValueError('busyTimeoutMs must be a non-negative integer', {

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ValueError } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 import { snapshot } from '../clone.js';
 import { SequencedEventSink } from '../event-sink.js';
 import { RedactionPolicy } from '../redaction.js';
@@ -22,6 +22,13 @@ export interface LocalTraceTelemetryOptions {
   /** Span id source, for deterministic tests. Default: 16 random hex digits. */
   newSpanId?: () => string;
 }
+
+const OPTION_NAMES = optionNames<LocalTraceTelemetryOptions>({
+  redactionPolicy: true,
+  listeners: true,
+  maxSpans: true,
+  newSpanId: true,
+});
 
 /** The JSON export (`toJSON()`, `exportJson()`). */
 export interface TraceExport {
@@ -54,6 +61,7 @@ export class LocalTraceTelemetry extends SequencedEventSink {
 
   constructor(options: LocalTraceTelemetryOptions = {}) {
     super();
+    checkOptionNames('LocalTraceTelemetry', options, OPTION_NAMES);
     this.#policy =
       options.redactionPolicy === undefined ? RedactionPolicy.default() : options.redactionPolicy;
     this.#listeners = [...(options.listeners ?? [])];

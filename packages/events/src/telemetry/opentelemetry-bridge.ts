@@ -2,6 +2,7 @@
  * Re-emits LocalTraceTelemetry spans through `@opentelemetry/api` (optional peer, loaded when the
  * bridge is built), so any OTel SDK or exporter the application registered receives them.
  */
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { requireOptionalPeer } from '../optional-peer.js';
 import type { SpanAttributes, SpanData, SpanListener } from './span-data.js';
 
@@ -31,6 +32,12 @@ export interface OpenTelemetryBridgeOptions {
   maxOpenSpans?: number;
 }
 
+const OPTION_NAMES = optionNames<OpenTelemetryBridgeOptions>({
+  tracer: true,
+  tracerName: true,
+  maxOpenSpans: true,
+});
+
 interface OtelApi {
   trace: {
     getTracer(name: string, version?: string): OtelTracerLike;
@@ -50,6 +57,7 @@ export class OpenTelemetryBridge implements SpanListener {
 
   /** @throws UnavailableError when `@opentelemetry/api` is not installed. */
   constructor(options: OpenTelemetryBridgeOptions = {}) {
+    checkOptionNames('OpenTelemetryBridge', options, OPTION_NAMES);
     this.#api = requireOptionalPeer<OtelApi>('@opentelemetry/api', 'OpenTelemetryBridge', '^1.9.0');
     this.#tracer = options.tracer ?? this.#api.trace.getTracer(options.tracerName ?? '@agent/events');
     this.#max = options.maxOpenSpans ?? 10_000;

@@ -1,3 +1,4 @@
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { ContextManifest } from '@agent/events';
 import type { RunContext } from '../run-context.js';
 import { estimateMessageTokens, estimateToolTokens } from './tokens.js';
@@ -11,12 +12,21 @@ export interface BuildManifestOptions {
   tools: readonly LLMToolDeclaration[];
 }
 
+const OPTION_NAMES = optionNames<BuildManifestOptions>({
+  context: true,
+  agentName: true,
+  llm: true,
+  messages: true,
+  tools: true,
+});
+
 /**
  * The ContextManifest of one prompt: system messages, tool declarations, prior conversation
  * (tool results included) and the current query (the last user message), each estimated with
  * the tokenizer, plus one `context_items` record per message and per tool.
  */
 export function buildManifest(options: BuildManifestOptions): ContextManifest {
+  checkOptionNames('buildManifest', options, OPTION_NAMES);
   const { messages, tools } = options;
   let lastUser = -1;
   for (let index = messages.length - 1; index >= 0; index -= 1) {

@@ -1,5 +1,5 @@
 import { AgentError, InternalError, UnavailableError, ValueError, type JsonObject } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 import { readSseData } from './sse.js';
 import type {
   LLM,
@@ -33,6 +33,19 @@ export interface OpenAICompatibleLLMOptions {
   fetch?: typeof fetch;
 }
 
+const OPTION_NAMES = optionNames<OpenAICompatibleLLMOptions>({
+  baseUrl: true,
+  model: true,
+  apiKey: true,
+  provider: true,
+  contextWindow: true,
+  timeoutMs: true,
+  temperature: true,
+  maxTokens: true,
+  headers: true,
+  fetch: true,
+});
+
 /**
  * Chat completions over fetch for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama,
  * llama.cpp, LM Studio, ...). Tools are sent as `function` tools; streaming reads SSE chunks and
@@ -50,6 +63,7 @@ export class OpenAICompatibleLLM implements LLM {
     if (!isRecord(options) || typeof options.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) {
       throw new ValueError('OpenAICompatibleLLM needs baseUrl (http:// or https://)');
     }
+    checkOptionNames('OpenAICompatibleLLM', options, OPTION_NAMES);
     if (typeof options.model !== 'string' || options.model === '')
       throw new ValueError('OpenAICompatibleLLM needs a model name');
     if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {

@@ -1,8 +1,27 @@
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { RunContext } from '../run-context.js';
 import { buildManifest } from './manifest.js';
 import { estimateMessageTokens, estimateTokens, estimateToolTokens } from './tokens.js';
 
 describe('token estimates', () => {
+  it('load the encoding on the first estimate, not when the runtime is imported', async () => {
+    const runtime = resolve(__dirname, '..', '..', 'dist', 'index.js');
+    const program = `
+      const loaded = () => Object.keys(require.cache).filter((path) => path.includes('gpt-tokenizer')).length;
+      const { Agent, estimateTokens } = require(${JSON.stringify(runtime)});
+      new Agent({ card: { name: 'a' }, execute: () => undefined });
+      const atImport = loaded();
+      const tokens = estimateTokens('hello world');
+      console.log(JSON.stringify({ atImport, tokens, afterFirstEstimate: loaded() }));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', program]);
+    const seen = JSON.parse(stdout) as { atImport: number; tokens: number; afterFirstEstimate: number };
+    expect(seen.atImport).toBe(0);
+    expect(seen.tokens).toBe(2);
+    expect(seen.afterFirstEstimate).toBeGreaterThan(0);
+  });
+
   it('count BPE tokens with a real tokenizer, not characters / 4', () => {
     expect(estimateTokens('')).toBe(0);
     expect(estimateTokens('hello world')).toBe(2);

@@ -1,5 +1,18 @@
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import type * as O200kBase from 'gpt-tokenizer/encoding/o200k_base';
 import type { LLMMessage, LLMToolDeclaration } from './types.js';
+
+let countTokens: typeof O200kBase.countTokens | undefined;
+
+/**
+ * The encoding's ranks are megabytes of tables that take a few hundred milliseconds to load, so they
+ * are loaded on the first estimate, not when the runtime is imported: an agent that never estimates
+ * (no `llm`) never pays for them.
+ */
+function encoding(): typeof O200kBase.countTokens {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  countTokens ??= (require('gpt-tokenizer/encoding/o200k_base') as typeof O200kBase).countTokens;
+  return countTokens;
+}
 
 // Chat formats wrap every message in a few control tokens; OpenAI documents 3 per message.
 const MESSAGE_OVERHEAD = 3;
@@ -10,7 +23,7 @@ const MESSAGE_OVERHEAD = 3;
  */
 export function estimateTokens(text: string): number {
   if (text.length === 0) return 0;
-  return countTokens(text);
+  return encoding()(text);
 }
 
 /** Tokens of one chat message, its tool calls included. */

@@ -1,4 +1,5 @@
 import { InternalError, type AgentErrorOptions } from '@agent/core';
+import { checkOptionNames, optionNames } from '@agent/core/internal';
 import type { LLM, LLMCallOptions, LLMChunk, LLMRequest, LLMResponse } from '../llm/types.js';
 
 /** A scripted step: a response, or a function computing one (it may wait on `signal`). */
@@ -10,6 +11,8 @@ export interface ScriptedLLMOptions {
   model?: string;
   contextWindow?: number | null;
 }
+
+const OPTION_NAMES = optionNames<ScriptedLLMOptions>({ provider: true, model: true, contextWindow: true });
 
 /** A call past the end of the script. */
 export class ScriptExhaustedError extends InternalError {
@@ -31,6 +34,7 @@ export class ScriptedLLM implements LLM {
   private readonly script: ScriptStep[];
 
   constructor(responses: readonly ScriptStep[], options: ScriptedLLMOptions = {}) {
+    checkOptionNames('ScriptedLLM', options, OPTION_NAMES);
     this.script = [...responses];
     this.provider = options.provider ?? 'scripted';
     this.model = options.model ?? 'scripted-1';
