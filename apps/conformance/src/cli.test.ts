@@ -1,18 +1,26 @@
 /** The CLI as a user runs it: a child process against a reference server in another child process. */
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from './cli.js';
+import { parseArgs, USAGE } from './cli-args.js';
 import { startServerProcess, type ServerProcess } from './test-support/server-process.js';
 
 jest.setTimeout(60_000);
 
 const CLI = path.resolve(__dirname, '../dist/cli.js');
 
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -94,11 +102,94 @@ describe('conformance CLI', () => {
     expect(memory.stdout).toMatch(/^PASS \[memory\] task\.echo/m);
   });
 
-  it('exits 2 with usage on bad arguments', async () => {
-    const { code, stderr } = await runCli(['--transport', 'carrier-pigeon']);
-    expect(code).toBe(2);
-    expect(stderr).toMatch(/unknown transport carrier-pigeon/);
-    expect(stderr).toMatch(/usage: conformance/);
+  it('writes --junit relative to the directory pnpm was run in (INIT_CWD) and prints the path', async () => {
+    const userDir = mkdtempSync(path.join(tmpdir(), 'conformance-cwd-'));
+    const { code, stdout } = await runCli(
+      [
+        '--url',
+        server.urls.http,
+        '--api-key',
+        'cli-key',
+        '--filter',
+        '^http\\.healthz$',
+        '--junit',
+        'reports/c.xml',
+      ],
+      { INIT_CWD: userDir },
+    );
+    expect(code).toBe(0);
+    const written = path.join(userDir, 'reports', 'c.xml');
+    expect(stdout).toContain(`JUnit XML written to ${written}\n`);
+    expect(readFileSync(written, 'utf8')).toContain('name="http.healthz: ');
+  });
+});
+
+/** What a user who got something wrong sees: one line on stderr, no stack, exit 2, nothing run. */
+async function expectOneLineError(args: string[], message: RegExp, env: Record<string, string> = {}) {
+  const { code, stdout, stderr } = await runCli(args, env);
+  expect({ code, stdout, lines: stderr.trimEnd().split('\n').length }).toEqual({
+    code: 2,
+    stdout: '',
+    lines: 1,
+  });
+  expect(stderr).toMatch(/^conformance: /);
+  expect(stderr).toMatch(message);
+}
+
+describe('conformance CLI errors', () => {
+  it('says nothing answers at an unreachable address', async () => {
+    const closed = createServer().listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const { port } = closed.address() as AddressInfo;
+    closed.close();
+    await once(closed, 'close');
+    await expectOneLineError(
+      ['--url', `http://127.0.0.1:${port}`],
+      new RegExp(
+        `nothing answers at http://127\\.0\\.0\\.1:${port} \\(connection refused\\); is the server running\\?`,
+      ),
+    );
+  });
+
+  it('says which transport a URL fits', async () => {
+    await expectOneLineError(
+      ['--url', 'ws://127.0.0.1:8082'],
+      /--url ws:\/\/127\.0\.0\.1:8082 does not fit --transport http, which takes http:\/\/ or https:\/\/ URLs; for this URL use --transport ws$/m,
+    );
+    await expectOneLineError(
+      ['--url', 'localhost:50051', '--transport', 'grpc'],
+      /does not start with grpc:\/\/ or grpcs:\/\//,
+    );
+  });
+
+  it('names an unknown option, a missing value and a missing --url', async () => {
+    await expectOneLineError(
+      ['--url', 'http://127.0.0.1:8080', '--bogus'],
+      /unknown option --bogus; the options are --url, /,
+    );
+    await expectOneLineError(['--url'], /--url needs a value$/m);
+    await expectOneLineError(['--', '--api-key', 'k'], /--url is required with --transport http$/m);
+    await expectOneLineError(
+      ['--transport', 'carrier-pigeon'],
+      /unknown transport carrier-pigeon; use one of http, memory, sse, ws, grpc$/m,
+    );
+  });
+
+  it('names a bad reference-server setting for --transport memory', async () => {
+    await expectOneLineError(['--transport', 'memory'], /AGENT_AUTH/, { AGENT_AUTH: 'carrier-pigeon' });
+  });
+
+  it('says when the JUnit file cannot be written, before running any case', async () => {
+    await expectOneLineError(
+      ['--transport', 'memory', '--junit', '/dev/null/out.xml'],
+      /^conformance: cannot write the JUnit XML to \/dev\/null\/out\.xml: /,
+    );
+  });
+
+  it('prints the usage for --help and exits 0', async () => {
+    const { code, stdout } = await runCli(['--', '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toBe(`${USAGE}\n`);
   });
 });
 
@@ -117,9 +208,63 @@ describe('parseArgs', () => {
       value: 'a:b',
     });
   });
-  it('rejects missing values and a missing --url', () => {
-    expect(() => parseArgs(['--url'])).toThrow(/--url needs a value/);
-    expect(() => parseArgs(['--transport', 'http'])).toThrow(/--url is required/);
-    expect(() => parseArgs(['--bogus'])).toThrow(/unknown argument --bogus/);
+  it('reads --name=value, and resolves --junit against the given directory', () => {
+    expect(parseArgs(['--url=http://h:1', '--junit=out/x.xml'], '/home/me')).toEqual({
+      transport: 'http',
+      url: 'http://h:1',
+      junit: path.resolve('/home/me', 'out/x.xml'),
+    });
+    expect(parseArgs(['--transport', 'memory', '--junit', '/abs/x.xml'], '/home/me').junit).toBe(
+      '/abs/x.xml',
+    );
+  });
+  it('rejects missing values, unknown options and a missing --url', () => {
+    expect(() => parseArgs(['--url'])).toThrow(/^--url needs a value$/);
+    expect(() => parseArgs(['--url', '--transport', 'ws'])).toThrow(/^--url needs a value$/);
+    expect(() => parseArgs(['--url='])).toThrow(/^--url needs a value$/);
+    expect(() => parseArgs(['--transport', 'http'])).toThrow(/^--url is required with --transport http$/);
+    expect(() => parseArgs(['--bogus'])).toThrow(/^unknown option --bogus; the options are /);
+    expect(() => parseArgs(['http://h:1'])).toThrow(/^unexpected argument http:\/\/h:1; /);
+    expect(() => parseArgs(['--url', 'http://h:1', '--url', 'http://h:2'])).toThrow(/^--url is given twice$/);
+  });
+  it('rejects a URL the transport does not speak and options that do not apply', () => {
+    expect(() => parseArgs(['--url', 'http://h:1', '--transport', 'grpc'])).toThrow(
+      /^--url http:\/\/h:1 does not fit --transport grpc, which takes grpc:\/\/ or grpcs:\/\/ URLs; for this URL use --transport http or sse$/,
+    );
+    expect(() => parseArgs(['--url', 'h:1'])).toThrow(
+      /^--url h:1 does not start with http:\/\/ or https:\/\/$/,
+    );
+    expect(() => parseArgs(['--url', '8080'])).toThrow(/does not start with http:\/\//);
+    expect(() => parseArgs(['--transport', 'memory', '--url', 'http://h:1'])).toThrow(/takes no --url/);
+    expect(() => parseArgs(['--url', 'ws://h:1', '--transport', 'ws', '--http-url', 'http://h:2'])).toThrow(
+      /--http-url is for the wire cases, which run only with --transport http/,
+    );
+    expect(() => parseArgs(['--url', 'http://h:1', '--http-url', 'ws://h:2'])).toThrow(
+      /^--http-url ws:\/\/h:2 does not fit --transport http, which takes http:\/\/ or https:\/\/ URLs$/,
+    );
+  });
+  it('rejects bad values', () => {
+    const base = ['--transport', 'memory'];
+    expect(() => parseArgs([...base, '--api-key', 'k', '--bearer', 'j'])).toThrow(
+      /^give one of --api-key, --bearer, --basic, not --api-key and --bearer$/,
+    );
+    expect(() => parseArgs([...base, '--basic', 'alice'])).toThrow(/^--basic needs USER:PASS$/);
+    expect(() => parseArgs([...base, '--timeout-ms', '5s'])).toThrow(/^--timeout-ms needs a whole number/);
+    expect(() => parseArgs([...base, '--timeout-ms', '0'])).toThrow(/^--timeout-ms needs a whole number/);
+    expect(() => parseArgs([...base, '--filter', '('])).toThrow(/^--filter \( is not a regular expression: /);
+    expect(() => parseArgs([...base, '--filter', '^nothing$'])).toThrow(
+      /^--filter \^nothing\$ matches no case id/,
+    );
+  });
+  it('has a usage that names exactly the options it reads', () => {
+    const accepted = (() => {
+      try {
+        parseArgs(['--bogus']);
+      } catch (error) {
+        return (error as Error).message.split('the options are ')[1]!.split(', ');
+      }
+      throw new Error('--bogus was accepted');
+    })();
+    expect([...new Set(USAGE.match(/--[a-z-]+/g))].sort()).toEqual(accepted.sort());
   });
 });

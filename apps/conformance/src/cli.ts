@@ -1,92 +1,25 @@
-#!/usr/bin/env node
 /**
- * pnpm conformance -- --url http://127.0.0.1:8080 [--transport http|memory|sse|ws|grpc]
- *   [--api-key K | --bearer JWT | --basic user:pass] [--junit file.xml] [--filter regex] [--timeout-ms N]
- * With --transport memory the suite runs against an in-process reference agent configured from the
- * same environment variables as the reference server (AGENT_AUTH, AGENT_API_KEYS, ...).
+ * `pnpm conformance -- --url URL [options]` (the usage is in cli-args.ts). With `--transport memory`
+ * the suite runs against an in-process reference agent configured from the same environment
+ * variables as the reference server (AGENT_AUTH, AGENT_API_KEYS, ...).
+ * Exit codes: 0 every case passed, 1 a case failed, 2 the run could not start or write its report;
+ * the reason for 2 is one line.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { AgentError } from '@agent/core';
 import { createAuthenticator, createDemoAgent, createDemoHandler, loadConfig } from '@agent/reference-server';
-import { TRANSPORT_NAMES, type TransportName } from './context.js';
-import type { CredentialKind } from './presented-credentials.js';
+import { parseArgs, USAGE, type CliArgs } from './cli-args.js';
 import { junitXml, progressLine, resultTable } from './report.js';
 import { runConformance, summarize, type ConformanceOptions } from './runner.js';
+import { checkReachable } from './server-reachable.js';
 
-interface CliArgs {
-  url?: string;
-  httpUrl?: string;
-  transport: TransportName;
-  credentials?: { kind: CredentialKind; value: string };
-  junit?: string;
-  filter?: RegExp;
-  timeoutMs?: number;
-}
+const CONNECT_TIMEOUT_MS = 10_000;
 
-const USAGE =
-  'usage: conformance --url URL [--transport http|memory|sse|ws|grpc] [--api-key K | --bearer JWT | --basic user:pass] [--junit FILE] [--filter REGEX] [--timeout-ms N]';
+/** A reason the run cannot start or finish, said in one line without a stack. */
+class CliError extends Error {}
 
-export function parseArgs(argv: readonly string[]): CliArgs {
-  const args: CliArgs = { transport: 'http' };
-  const rest = argv.filter((a) => a !== '--');
-  for (let i = 0; i < rest.length; i++) {
-    const flag = rest[i]!;
-    const value = rest[i + 1];
-    const need = (): string => {
-      if (value === undefined || value.startsWith('--')) throw new Error(`${flag} needs a value\n${USAGE}`);
-      i++;
-      return value;
-    };
-    switch (flag) {
-      case '--url':
-        args.url = need();
-        break;
-      case '--http-url':
-        args.httpUrl = need();
-        break;
-      case '--transport': {
-        const t = need();
-        if (!(TRANSPORT_NAMES as readonly string[]).includes(t))
-          throw new Error(`unknown transport ${t}\n${USAGE}`);
-        args.transport = t as TransportName;
-        break;
-      }
-      case '--api-key':
-        args.credentials = { kind: 'apikey', value: need() };
-        break;
-      case '--bearer':
-        args.credentials = { kind: 'bearer', value: need() };
-        break;
-      case '--basic':
-        args.credentials = { kind: 'basic', value: need() };
-        break;
-      case '--junit':
-        args.junit = need();
-        break;
-      case '--filter':
-        args.filter = new RegExp(need());
-        break;
-      case '--timeout-ms':
-        args.timeoutMs = Number(need());
-        break;
-      case '--help':
-      case '-h':
-        throw new Error(USAGE);
-      default:
-        throw new Error(`unknown argument ${flag}\n${USAGE}`);
-    }
-  }
-  if (!args.url && args.transport !== 'memory') throw new Error(`--url is required\n${USAGE}`);
-  return args;
-}
-
-async function main(): Promise<number> {
-  let args: CliArgs;
-  try {
-    args = parseArgs(process.argv.slice(2));
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n`);
-    return 2;
-  }
+async function runOptions(args: CliArgs): Promise<ConformanceOptions> {
   const options: ConformanceOptions = {
     transport: args.transport,
     url: args.url,
@@ -96,15 +29,41 @@ async function main(): Promise<number> {
     caseTimeoutMs: args.timeoutMs,
     onResult: (result) => process.stdout.write(`${progressLine(result)}\n`),
   };
+  for (const url of [args.url, args.httpUrl]) if (url) await checkReachable(url, CONNECT_TIMEOUT_MS);
   if (args.transport === 'memory') {
     const config = loadConfig();
     const authenticator = createAuthenticator(config);
     options.inProcess = { agent: createDemoHandler(createDemoAgent({ authenticator })), authenticator };
   }
-  const results = await runConformance(options);
+  return options;
+}
+
+/** Called once before the run (an unwritable path then stops it before any case) and once after. */
+function writeJunit(file: string, xml: string): void {
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, xml);
+  } catch (error) {
+    throw new CliError(`cannot write the JUnit XML to ${file}: ${(error as Error).message}`);
+  }
+}
+
+async function main(): Promise<number> {
+  // pnpm runs the script in the repository root and says in INIT_CWD where the user ran it.
+  const args = parseArgs(process.argv.slice(2), process.env.INIT_CWD ?? process.cwd());
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (args.junit) writeJunit(args.junit, '');
+  const results = await runConformance(await runOptions(args));
   const { passed, failed } = summarize(results);
-  process.stdout.write(`\n${resultTable(results)}\n\nconformance: ${passed} passed, ${failed} failed\n`);
-  if (args.junit) writeFileSync(args.junit, junitXml(results));
+  process.stdout.write(`\n${resultTable(results)}\n\n`);
+  if (args.junit) {
+    writeJunit(args.junit, junitXml(results));
+    process.stdout.write(`JUnit XML written to ${args.junit}\n`);
+  }
+  process.stdout.write(`conformance: ${passed} passed, ${failed} failed\n`);
   return failed === 0 && passed > 0 ? 0 : 1;
 }
 
@@ -112,6 +71,12 @@ if (require.main === module) {
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {
+      // Bad arguments, an unreachable server, a bad AGENT_* setting, an unwritable report: the
+      // user's to fix, so one line. Anything else is a bug in the suite and keeps its stack.
+      if (error instanceof AgentError || error instanceof CliError) {
+        process.stderr.write(`conformance: ${error.message}\n`);
+        process.exit(2);
+      }
       process.stderr.write(`conformance crashed: ${(error as Error).stack ?? String(error)}\n`);
       process.exit(1);
     },

@@ -11,4 +11,4 @@ export {
 } from './context.js';
 export { PresentedCredentials, presentedToken, type CredentialKind } from './presented-credentials.js';
 export { junitXml, progressLine, resultTable } from './report.js';
-export { parseArgs } from './cli.js';
+export { parseArgs, USAGE, type CliArgs } from './cli-args.js';

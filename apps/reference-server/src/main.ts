@@ -1,7 +1,7 @@
-#!/usr/bin/env node
 /**
- * `pnpm start`: serves the demo agent over HTTP, SSE, WebSocket and gRPC. Prints one JSON line
- * `{"event":"listening",...}` once every transport serves; SIGTERM/SIGINT stop gracefully (exit 0).
+ * The reference server process (`pnpm start` builds and runs it). Prints one JSON line
+ * `{"event":"listening",...}` once every transport serves; SIGTERM and SIGINT (Ctrl-C) stop it
+ * gracefully and it exits 0.
  */
 import { loadConfig } from './config.js';
 import { startReferenceServer } from './server.js';
@@ -10,34 +10,33 @@ function log(record: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(record)}\n`);
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const server = await startReferenceServer(config);
-  log({ event: 'listening', ...server.urls, auth: config.auth.mode, backend: config.httpBackend });
-  let signaled = false;
-  const shutdown = (signal: string) => {
-    if (signaled) return;
-    signaled = true;
-    log({ event: 'stopping', signal });
-    server.stop().then(
-      () => {
-        log({ event: 'stopped' });
-        process.exit(0);
-      },
-      (error: unknown) => {
-        process.stderr.write(`${JSON.stringify({ event: 'error', message: (error as Error).message })}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-}
-
-main().catch((error: unknown) => {
+function fail(error: unknown): never {
   const err = error as Error & { code?: string };
   process.stderr.write(
     `${JSON.stringify({ event: 'error', code: err.code ?? 'INTERNAL', message: err.message })}\n`,
   );
   process.exit(1);
+}
+
+// The handlers go in before anything listens: whoever reads the listening line may signal at once,
+// and a signal during start-up must stop the server once it is up rather than kill the process.
+const stopRequested = new Promise<NodeJS.Signals>((resolve) => {
+  process.once('SIGTERM', () => resolve('SIGTERM'));
+  process.once('SIGINT', () => resolve('SIGINT'));
 });
+// Ctrl-C reaches the process from the terminal and again from the `pnpm start` wrapper: one stop.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const server = await startReferenceServer(config);
+  log({ event: 'listening', ...server.urls, auth: config.auth.mode, backend: config.httpBackend });
+  const signal = await stopRequested;
+  log({ event: 'stopping', signal });
+  await server.stop();
+  log({ event: 'stopped' });
+  process.exit(0);
+}
+
+main().catch(fail);
