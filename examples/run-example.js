@@ -6,7 +6,7 @@ const path = require('node:path');
 const names = readdirSync(path.join(__dirname, 'src'))
   .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
   .map((file) => file.slice(0, -'.ts'.length));
-const usage = `usage: pnpm --filter @agent/examples run example <name>\nexamples: ${names.join(', ')}`;
+const usage = `usage: pnpm example <name> (from the repository root)\nexamples: ${names.join(', ')}`;
 const name = (process.argv[2] ?? '').replace(/^src\//, '').replace(/\.ts$/, '');
 if (name === '') {
   console.log(usage);
