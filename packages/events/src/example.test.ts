@@ -22,3 +22,19 @@ describe('examples/record-redact-store-replay.js', () => {
     ]);
   });
 });
+
+describe('examples/task-store.js', () => {
+  it('runs and prints what the README shows', async () => {
+    const packageDir = join(__dirname, '..');
+    const { stdout } = await run(process.execPath, [join(packageDir, 'examples', 'task-store.js')], {
+      cwd: packageDir,
+    });
+    expect(stdout.trim().split('\n')).toEqual([
+      'sequences: [ 1, 2 ]',
+      'after 1: 2',
+      'bob sees: null',
+      'page sizes: 2, 2, 1',
+      'default owner: ""/anonymous',
+    ]);
+  });
+});

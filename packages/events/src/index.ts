@@ -81,14 +81,24 @@ export {
   normalizeKey,
   type RedactionPolicyOptions,
 } from './redaction.js';
-export type {
-  RunStore,
-  TaskRecord,
-  SaveTaskSnapshotOptions,
-  TaskRecordQuery,
-  RunReportQuery,
+export {
+  DEFAULT_OWNER,
+  type RunStore,
+  type TaskRecord,
+  type TaskOwner,
+  type SaveTaskSnapshotOptions,
+  type TaskRecordQuery,
+  type TaskPageQuery,
+  type TaskPage,
+  type TaskEventQuery,
+  type StoredTaskEvent,
+  type RunReportQuery,
 } from './store/run-store.js';
-export { InMemoryRunStore, type RunStoreOptions } from './store/in-memory-run-store.js';
+export {
+  InMemoryRunStore,
+  type InMemoryRunStoreOptions,
+  type RunStoreOptions,
+} from './store/in-memory-run-store.js';
 export {
   SqliteRunStore,
   SQLITE_SCHEMA_VERSION,

@@ -26,11 +26,15 @@ const cases: [string, () => unknown, string][] = [
     () => new RedactionPolicy({ extraKeys: ['pin'] } as never),
     'allowKeys, includeDefaults, keys, mask, patterns',
   ],
-  ['InMemoryRunStore', () => new InMemoryRunStore({ redaction: null } as never), 'redactionPolicy'],
+  [
+    'InMemoryRunStore',
+    () => new InMemoryRunStore({ redaction: null } as never),
+    'maxBytes, maxTasks, now, redactionPolicy, taskRetentionMs',
+  ],
   [
     'SqliteRunStore',
     () => new SqliteRunStore({ path: ':memory:', timeoutMs: 5 } as never),
-    'busyTimeoutMs, path, readonly, redactionPolicy',
+    'busyTimeoutMs, now, path, readonly, redactionPolicy, taskRetentionMs',
   ],
   ['InMemoryEventSink', () => new InMemoryEventSink({ max: 5 } as never), 'maxEvents'],
   ['FanOutEventSink', () => new FanOutEventSink([], { onErr: () => {} } as never), 'maxErrors, onError'],

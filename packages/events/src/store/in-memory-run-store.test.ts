@@ -1,8 +1,9 @@
 import { createTask, ValueError } from '@agent/core';
 import { describeRunStore } from '../test-support/run-store-suite.js';
 import { InMemoryRunStore } from './in-memory-run-store.js';
+import { DEFAULT_OWNER } from './run-store.js';
 
-describeRunStore('InMemoryRunStore', { open: () => new InMemoryRunStore() });
+describeRunStore('InMemoryRunStore', { open: (options) => new InMemoryRunStore(options) });
 
 describe('InMemoryRunStore options', () => {
   it('stores raw data with redactionPolicy null', async () => {
@@ -18,5 +19,91 @@ describe('InMemoryRunStore options', () => {
     expect((await store.getTaskRecord('c'))!.task.metadata).not.toHaveProperty('gone');
     task.metadata.self = task;
     await expect(store.saveTaskSnapshot(task)).rejects.toThrow(ValueError);
+  });
+});
+
+describe('InMemoryRunStore bounds', () => {
+  const finished = (id: string, text = 'x') => createTask(text, { id, state: 'completed' });
+
+  it('keeps at most maxTasks while 50,000 finished tasks go through, evicting the oldest', async () => {
+    const store = new InMemoryRunStore({ maxTasks: 1000 });
+    let peak = 0;
+    for (let i = 0; i < 50_000; i += 1) {
+      await store.saveTaskSnapshot(finished(`t${i}`));
+      peak = Math.max(peak, store.usage.tasks);
+    }
+    expect(peak).toBe(1000);
+    expect(store.usage.tasks).toBe(1000);
+    expect(await store.getTaskRecord('t48999')).toBeNull();
+    expect(await store.getTaskRecord('t49000')).not.toBeNull();
+    expect(await store.getTaskRecord('t49999')).not.toBeNull();
+    expect(await store.listTaskRecords()).toHaveLength(1000);
+  });
+
+  it('honours maxBytes with large tasks, counting events too', async () => {
+    const maxBytes = 1024 * 1024;
+    const store = new InMemoryRunStore({ maxBytes });
+    const big = 'y'.repeat(100 * 1024);
+    for (let i = 0; i < 50; i += 1) {
+      await store.saveTaskSnapshot(finished(`big${i}`, big));
+      expect(store.usage.bytes).toBeLessThanOrEqual(maxBytes);
+    }
+    const kept = store.usage.tasks;
+    expect(kept).toBeGreaterThanOrEqual(8);
+    expect(kept).toBeLessThan(11);
+    expect(await store.getTaskRecord('big49')).not.toBeNull();
+    const events = Array.from({ length: 4 }, () => ({
+      type: 'task.status' as const,
+      task_id: 'big49',
+      state: 'completed' as const,
+      final: false,
+      timestamp: '2026-01-01T00:00:00Z',
+      message: { role: 'agent', parts: [{ type: 'text', content: big }] } as never,
+    }));
+    await store.appendTaskEvents(DEFAULT_OWNER, 'big49', events);
+    expect(store.usage.bytes).toBeLessThanOrEqual(maxBytes);
+    expect(store.usage.tasks).toBeLessThan(kept);
+    expect(await store.listTaskEvents(DEFAULT_OWNER, 'big49')).toHaveLength(4);
+  });
+
+  it('never evicts a live task: over the bound, only finished ones go', async () => {
+    const store = new InMemoryRunStore({ maxTasks: 2 });
+    await store.saveTaskSnapshot(finished('done'));
+    for (const id of ['w1', 'w2', 'w3'])
+      await store.saveTaskSnapshot(createTask('x', { id, state: 'working' }));
+    expect(await store.getTaskRecord('done')).toBeNull();
+    expect(store.usage.tasks).toBe(3);
+    for (const id of ['w1', 'w2', 'w3']) expect(await store.getTaskRecord(id)).not.toBeNull();
+    // Once a live task finishes while the store is over the bound, it is the one evicted.
+    await store.saveTaskSnapshot(createTask('x', { id: 'w1', state: 'failed' }));
+    expect(await store.getTaskRecord('w1')).toBeNull();
+    expect(store.usage.tasks).toBe(2);
+  });
+
+  it('evicts by updated_at even when the clock goes backwards', async () => {
+    const times = [5000, 1000, 3000, 2000];
+    let next = 0;
+    const store = new InMemoryRunStore({ maxTasks: 3, now: () => times[next]! });
+    for (const [i, id] of ['e', 'a', 'c', 'b'].entries()) {
+      next = i;
+      await store.saveTaskSnapshot(finished(id));
+    }
+    expect((await store.listTaskRecords()).map((r) => r.task_id)).toEqual(['e', 'c', 'b']);
+  });
+
+  it('drops finished tasks after 24 hours by default', async () => {
+    let now = Date.parse('2026-05-01T00:00:00Z');
+    const store = new InMemoryRunStore({ now: () => now });
+    await store.saveTaskSnapshot(finished('old'));
+    now += 24 * 3600_000;
+    expect(await store.getTaskRecord('old')).not.toBeNull();
+    now += 1;
+    expect(await store.getTaskRecord('old')).toBeNull();
+    expect(store.usage).toEqual({ tasks: 0, bytes: 0 });
+  });
+
+  it('rejects bad bounds with ValueError', () => {
+    for (const options of [{ maxTasks: 0 }, { maxTasks: 1.5 }, { maxBytes: -1 }, { maxBytes: Infinity }])
+      expect(() => new InMemoryRunStore(options)).toThrow(ValueError);
   });
 });

@@ -2,20 +2,66 @@
  * Turning tasks and reports into store rows, and checking store arguments: one implementation
  * that every RunStore uses, so the backends cannot drift apart.
  */
-import { nowIso, parseIsoTimestamp, ValueError, type JsonObject, type Task } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { createHash } from 'node:crypto';
+import {
+  parseIsoTimestamp,
+  TERMINAL_TASK_STATES,
+  ValueError,
+  type JsonObject,
+  type Task,
+  type TaskEvent,
+} from '@agent/core';
+import { checkOptionNames, isRecord, numberOption, optionNames } from '@agent/core/internal';
 import { type RedactionPolicy } from '../redaction.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask } from '../run-context.js';
 import type { RunReport } from '../run-report.js';
-import type {
-  RunReportQuery,
-  RunReportRow,
-  SaveTaskSnapshotOptions,
-  TaskRecord,
-  TaskRecordQuery,
+import {
+  DEFAULT_OWNER,
+  type RunReportQuery,
+  type RunReportRow,
+  type SaveTaskSnapshotOptions,
+  type TaskEventQuery,
+  type TaskOwner,
+  type TaskPageQuery,
+  type TaskRecord,
+  type TaskRecordQuery,
 } from './run-store.js';
 
 export const MAX_LIST_LIMIT = 10_000;
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 50;
+export const TERMINAL_STATES: readonly string[] = TERMINAL_TASK_STATES;
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+export function isTerminal(state: string): boolean {
+  return TERMINAL_STATES.includes(state);
+}
+
+/** Reads the `now` option shared by the stores: milliseconds since the epoch. */
+export function clockOf(now: unknown, owner: string): () => number {
+  if (now === undefined) return Date.now;
+  if (typeof now !== 'function') throw new ValueError(`${owner} option now must be a function`);
+  return now as () => number;
+}
+
+/** `taskRetentionMs`: a positive number of milliseconds, or `Infinity` for no time limit. */
+export function retentionOf(value: number | undefined, fallback: number): number {
+  if (value === Infinity) return value;
+  return numberOption('taskRetentionMs', value, fallback, { exclusive: true });
+}
+
+/** Accepts only the two owner fields' types; extra fields are ignored (an auth context may carry more). */
+export function ownerOf(owner: unknown): TaskOwner {
+  if (owner === undefined || owner === null) return DEFAULT_OWNER;
+  if (!isRecord(owner)) throw new ValueError('owner must be an object { tenant, principal_id }');
+  if (typeof owner.tenant !== 'string')
+    throw new ValueError('owner.tenant must be a string', { data: { field: 'tenant' } });
+  if (typeof owner.principal_id !== 'string' || owner.principal_id === '')
+    throw new ValueError('owner.principal_id must be a non-empty string', {
+      data: { field: 'principal_id' },
+    });
+  return { tenant: owner.tenant, principal_id: owner.principal_id };
+}
 
 /** A UTC ISO string for a timestamp, so stored values compare correctly as text. */
 export function normalizeTimestamp(value: string, field: string): string {
@@ -43,8 +89,10 @@ export function taskRecordOf(
   task: Task,
   options: SaveTaskSnapshotOptions,
   policy: RedactionPolicy | null,
+  now: () => number = Date.now,
 ): TaskRecord {
   checkTask(task);
+  const owner = ownerOf(isRecord(options) ? options.owner : undefined);
   const explicit = runIdsOf(options.runContext ?? null);
   const ids = mergeRunIds(explicit, runIdsOfTask(task));
   let createdAt: string;
@@ -52,10 +100,12 @@ export function taskRecordOf(
     createdAt = normalizeTimestamp(task.created_at, 'Task.created_at');
   } catch {
     // A snapshot is still worth keeping when a peer sent a sloppy timestamp.
-    createdAt = nowIso();
+    createdAt = new Date(now()).toISOString();
   }
   const copy = jsonCopy(policy === null ? task : policy.redact(task), 'Task') as unknown as Task;
   return {
+    tenant: owner.tenant,
+    principal_id: owner.principal_id,
     task_id: task.id,
     state: task.state,
     run_id: ids.run_id,
@@ -64,7 +114,7 @@ export function taskRecordOf(
     agent_name:
       typeof options.agentName === 'string' && options.agentName !== '' ? options.agentName : ids.agent_name,
     created_at: createdAt,
-    updated_at: nowIso(),
+    updated_at: new Date(now()).toISOString(),
     task: copy,
   };
 }
@@ -112,18 +162,18 @@ function optionalFilter(query: Record<string, unknown>, key: string): string | u
   return value;
 }
 
-function limitOf(value: unknown): number | undefined {
+function limitOf(value: unknown, field = 'limit', max = MAX_LIST_LIMIT): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_LIST_LIMIT) {
-    throw new ValueError(
-      `limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${JSON.stringify(value)}`,
-      { data: { field: 'limit' } },
-    );
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new ValueError(`${field} must be an integer from 1 to ${max}, got ${JSON.stringify(value)}`, {
+      data: { field },
+    });
   }
   return value;
 }
 
 export interface NormalizedTaskQuery {
+  owner: TaskOwner;
   session_id?: string;
   state?: string;
   run_id?: string;
@@ -133,10 +183,11 @@ export interface NormalizedTaskQuery {
 }
 
 export function taskQueryOf(query: TaskRecordQuery | undefined): NormalizedTaskQuery {
-  if (query === undefined || query === null) return {};
+  if (query === undefined || query === null) return { owner: DEFAULT_OWNER };
   if (!isRecord(query)) throw new ValueError('The query must be an object');
   const q = query as Record<string, unknown>;
   return strip({
+    owner: ownerOf(q.owner),
     session_id: optionalFilter(q, 'sessionId'),
     state: optionalFilter(q, 'state'),
     run_id: optionalFilter(q, 'runId'),
@@ -169,4 +220,123 @@ export function reportQueryOf(query: RunReportQuery | undefined): NormalizedRepo
 
 function strip<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+const PAGE_QUERY_NAMES = optionNames<TaskPageQuery>({
+  owner: true,
+  sessionId: true,
+  state: true,
+  pageSize: true,
+  pageToken: true,
+});
+
+/** Where a page starts: after this row of the order `updated_at` descending, `task_id` ascending. */
+export interface PageCursor {
+  updated_at: string;
+  task_id: string;
+}
+
+export interface NormalizedPageQuery {
+  owner: TaskOwner;
+  session_id?: string;
+  state?: string;
+  page_size: number;
+  after?: PageCursor;
+}
+
+/**
+ * Binds a token to its owner and filters without putting them in the token: a token replayed by
+ * another owner or with other filters no longer matches.
+ */
+function fingerprint(q: Omit<NormalizedPageQuery, 'page_size' | 'after'>): string {
+  const key = JSON.stringify([q.owner.tenant, q.owner.principal_id, q.session_id ?? null, q.state ?? null]);
+  return createHash('sha256').update(key).digest('base64url').slice(0, 22);
+}
+
+function badToken(): ValueError {
+  return new ValueError('pageToken is not a token of this query', { data: { field: 'pageToken' } });
+}
+
+function cursorOf(token: string, expected: string): PageCursor {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw badToken();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 4 || parsed[0] !== 1 || parsed[1] !== expected)
+    throw badToken();
+  const [, , updatedAt, taskId] = parsed as unknown[];
+  if (typeof updatedAt !== 'string' || typeof taskId !== 'string' || taskId === '') throw badToken();
+  return { updated_at: updatedAt, task_id: taskId };
+}
+
+export function pageQueryOf(query: TaskPageQuery | undefined): NormalizedPageQuery {
+  const q = (query ?? {}) as Record<string, unknown>;
+  if (!isRecord(q)) throw new ValueError('The query must be an object');
+  checkOptionNames('pageTaskRecords', q, PAGE_QUERY_NAMES);
+  const base = strip({
+    owner: ownerOf(q.owner),
+    session_id: optionalFilter(q, 'sessionId'),
+    state: optionalFilter(q, 'state'),
+  });
+  const token = optionalFilter(q, 'pageToken');
+  return strip({
+    ...base,
+    page_size: limitOf(q.pageSize, 'pageSize', MAX_PAGE_SIZE) ?? DEFAULT_PAGE_SIZE,
+    after: token === undefined || token === '' ? undefined : cursorOf(token, fingerprint(base)),
+  });
+}
+
+/** The opaque token of the page after `last` (base64url JSON). */
+export function pageTokenOf(query: NormalizedPageQuery, last: TaskRecord): string {
+  const body = JSON.stringify([1, fingerprint(query), last.updated_at, last.task_id]);
+  return Buffer.from(body, 'utf8').toString('base64url');
+}
+
+/** True when `record` sorts after the cursor (newest `updated_at` first, then `task_id`). */
+export function isAfter(record: TaskRecord, cursor: PageCursor): boolean {
+  return (
+    record.updated_at < cursor.updated_at ||
+    (record.updated_at === cursor.updated_at && record.task_id > cursor.task_id)
+  );
+}
+
+const EVENT_QUERY_NAMES = optionNames<TaskEventQuery>({ after: true, limit: true });
+
+export interface NormalizedEventQuery {
+  after: number;
+  limit?: number;
+}
+
+export function eventQueryOf(query: TaskEventQuery | undefined): NormalizedEventQuery {
+  const q = (query ?? {}) as Record<string, unknown>;
+  if (!isRecord(q)) throw new ValueError('The query must be an object');
+  checkOptionNames('listTaskEvents', q, EVENT_QUERY_NAMES);
+  const after = q.after ?? 0;
+  if (typeof after !== 'number' || !Number.isInteger(after) || after < 0)
+    throw new ValueError(`after must be a non-negative integer, got ${JSON.stringify(after)}`, {
+      data: { field: 'after' },
+    });
+  return strip({ after, limit: limitOf(q.limit) });
+}
+
+/**
+ * Checks and redacts a batch of events for one task before any is stored, so a bad event leaves
+ * the log untouched. Returns each event's stored copy.
+ */
+export function eventCopiesOf(taskId: string, events: unknown, policy: RedactionPolicy | null): TaskEvent[] {
+  if (!Array.isArray(events)) throw new ValueError('events must be an array of TaskEvents');
+  return events.map((event: unknown, index) => {
+    if (!isRecord(event) || typeof event.type !== 'string' || event.type === '')
+      throw new ValueError(`events[${index}] is not a TaskEvent (no type)`, { data: { index } });
+    if (event.task_id !== taskId)
+      throw new ValueError(
+        `events[${index}] belongs to task ${JSON.stringify(event.task_id)}, not ${taskId}`,
+        {
+          data: { index, field: 'task_id' },
+        },
+      );
+    return jsonCopy(policy === null ? event : policy.redact(event), 'TaskEvent') as unknown as TaskEvent;
+  });
 }

@@ -2,11 +2,22 @@
  * RunStore: durable task snapshots and run reports, stored as JSON with indexed ids. Separate from
  * the key/value `Storage` for agent state: this one is append-mostly, indexed and prunable.
  */
-import type { JsonObject, RunContextData, Task } from '@agent/core';
+import type { JsonObject, RunContextData, Task, TaskEvent } from '@agent/core';
 import type { RunReport } from '../run-report.js';
+
+/** Who a task belongs to. Records of one owner are invisible to every other owner. */
+export interface TaskOwner {
+  tenant: string;
+  principal_id: string;
+}
+
+/** The owner of everything saved or read without an explicit owner (single-owner use). */
+export const DEFAULT_OWNER: Readonly<TaskOwner> = Object.freeze({ tenant: '', principal_id: 'anonymous' });
 
 /** A stored task snapshot: the indexed columns plus the whole (redacted) task. */
 export interface TaskRecord {
+  tenant: string;
+  principal_id: string;
   task_id: string;
   state: string;
   run_id: string | null;
@@ -25,9 +36,13 @@ export interface SaveTaskSnapshotOptions {
   runContext?: RunContextData | null;
   /** Default: the last `agent_chain` entry of the run context. */
   agentName?: string;
+  /** Default: {@link DEFAULT_OWNER}. */
+  owner?: TaskOwner;
 }
 
 export interface TaskRecordQuery {
+  /** Default: {@link DEFAULT_OWNER}. */
+  owner?: TaskOwner;
   sessionId?: string;
   state?: string;
   runId?: string;
@@ -46,24 +61,67 @@ export interface RunReportQuery {
   limit?: number;
 }
 
+/** One page of {@link RunStore.pageTaskRecords}. */
+export interface TaskPageQuery {
+  /** Default: {@link DEFAULT_OWNER}. */
+  owner?: TaskOwner;
+  sessionId?: string;
+  state?: string;
+  /** 1..100, default 50. */
+  pageSize?: number;
+  /** The `next_page_token` of the previous page; absent or `''` for the first page. */
+  pageToken?: string;
+}
+
+export interface TaskPage {
+  records: TaskRecord[];
+  /** `''` on the last page. */
+  next_page_token: string;
+}
+
+export interface TaskEventQuery {
+  /** Only events with a larger sequence. Default `0` (all). */
+  after?: number;
+  /** Most events returned, 1..10000. Default: all. */
+  limit?: number;
+}
+
+export interface StoredTaskEvent {
+  /** 1-based, per task and owner, without gaps. */
+  sequence: number;
+  event: TaskEvent;
+}
+
 /**
  * Every method validates its input and rejects with a ValueError on bad arguments. Writes are
- * idempotent upserts (by `task_id`, by `run_id`). Lists are newest first.
+ * idempotent upserts (by owner and `task_id`, by `run_id`). Lists are newest first.
  */
 export interface RunStore {
-  /** Upserts the snapshot of a task, keyed by `task.id`. */
+  /** Upserts the snapshot of a task, keyed by its owner and `task.id`. */
   saveTaskSnapshot(task: Task, options?: SaveTaskSnapshotOptions): Promise<void>;
   /** Upserts a report, keyed by its `runId` (a report without one is rejected). */
   saveRunReport(report: RunReport): Promise<void>;
-  /** `null` for an unknown id. */
-  getTaskRecord(taskId: string): Promise<TaskRecord | null>;
-  /** Newest `updated_at` first. */
+  /** `null` for an unknown id, and for another owner's task. */
+  getTaskRecord(taskId: string, owner?: TaskOwner): Promise<TaskRecord | null>;
+  /** One owner's records, newest `updated_at` first. */
   listTaskRecords(query?: TaskRecordQuery): Promise<TaskRecord[]>;
+  /** One owner's records by keyset pages: newest `updated_at` first, then `task_id`. */
+  pageTaskRecords(query?: TaskPageQuery): Promise<TaskPage>;
+  /**
+   * Appends events to the log of a saved task, all or none, and returns the sequences given to them.
+   * @throws TaskNotFoundError when the owner has no record of the task.
+   */
+  appendTaskEvents(owner: TaskOwner, taskId: string, events: TaskEvent[]): Promise<number[]>;
+  /** The task's events in order; `[]` for an unknown task or another owner's. */
+  listTaskEvents(owner: TaskOwner, taskId: string, query?: TaskEventQuery): Promise<StoredTaskEvent[]>;
   /** `null` for an unknown id. */
   getRunReport(runId: string): Promise<RunReport | null>;
   /** Newest `created_at` first. */
   listRunReports(query?: RunReportQuery): Promise<RunReport[]>;
-  /** Deletes snapshots updated, and reports created, before the instant; returns how many rows went. */
+  /**
+   * Deletes snapshots updated (with their events), and reports created, before the instant; returns
+   * how many snapshots and reports went.
+   */
   deleteBefore(isoTimestamp: string): Promise<number>;
   /** Releases the store; later calls reject. Idempotent. */
   close(): Promise<void> | void;

@@ -9,6 +9,7 @@ import { requireOptionalPeer } from '../optional-peer.js';
 import { RunRecorder } from '../run-recorder.js';
 import { completedRun } from '../test-support/fixtures.js';
 import { describeRunStore } from '../test-support/run-store-suite.js';
+import { DEFAULT_OWNER } from './run-store.js';
 import { SQLITE_SCHEMA_VERSION, SqliteRunStore } from './sqlite-run-store.js';
 
 const run = promisify(execFile);
@@ -23,7 +24,7 @@ afterAll(() => {
 });
 
 describeRunStore('SqliteRunStore', {
-  open: () => new SqliteRunStore({ path: join(dir, `suite-${(counter += 1)}.db`) }),
+  open: (options) => new SqliteRunStore({ ...options, path: join(dir, `suite-${(counter += 1)}.db`) }),
 });
 
 describe('SqliteRunStore file behaviour', () => {
@@ -43,6 +44,8 @@ describe('SqliteRunStore file behaviour', () => {
         );
       expect(new Set(indexed('task_records'))).toEqual(
         new Set([
+          'tenant',
+          'principal_id',
           'task_id',
           'state',
           'run_id',
@@ -56,6 +59,18 @@ describe('SqliteRunStore file behaviour', () => {
       expect(new Set(indexed('run_reports'))).toEqual(
         new Set(['run_id', 'session_id', 'trace_id', 'agent_name', 'task_id', 'created_at']),
       );
+      expect(new Set(indexed('task_events'))).toEqual(
+        new Set(['tenant', 'principal_id', 'task_id', 'sequence']),
+      );
+      // Keyset pages of one owner read the rows in index order, without a sort step.
+      const plan = db
+        .prepare(
+          `EXPLAIN QUERY PLAN SELECT * FROM task_records WHERE tenant = 'a' AND principal_id = 'b'
+           AND (updated_at < 'x' OR (updated_at = 'x' AND task_id > 'y')) ORDER BY updated_at DESC, task_id ASC LIMIT 51`,
+        )
+        .all() as { detail: string }[];
+      expect(plan.map((row) => row.detail).join('\n')).toMatch(/USING INDEX task_records_owner_page/);
+      expect(plan.map((row) => row.detail).join('\n')).not.toMatch(/TEMP B-TREE/);
       expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     } finally {
       db.close();
@@ -118,7 +133,8 @@ describe('SqliteRunStore file behaviour', () => {
     const db = new Database(path);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION + 1}`);
     db.close();
-    expect(() => new SqliteRunStore({ path })).toThrow(/schema 2; this library reads up to 1/);
+    expect(() => new SqliteRunStore({ path })).toThrow(/schema 3; this library reads up to 2/);
+    expect(() => new SqliteRunStore({ path, readonly: true })).toThrow(ValueError);
   });
 
   it('rejects bad options and unopenable paths with typed errors', () => {
@@ -155,6 +171,51 @@ describe('SqliteRunStore file behaviour', () => {
     task.metadata.self = task;
     await expect(store.saveTaskSnapshot(task)).rejects.toThrow(/not JSON-serializable/);
     await expect(store.saveTaskSnapshot(task)).rejects.toThrow(ValueError);
+    store.close();
+  });
+
+  it('deletes expired finished tasks on the next write, and hides them from reads before that', async () => {
+    const path = join(dir, 'ttl.db');
+    let now = Date.parse('2026-05-01T00:00:00Z');
+    const store = new SqliteRunStore({ path, taskRetentionMs: 60_000, now: () => now });
+    const reader = new SqliteRunStore({ path, readonly: true, taskRetentionMs: 60_000, now: () => now });
+    const raw = new Database(path, { readonly: true });
+    const count = (table: string) => raw.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+    try {
+      await store.saveTaskSnapshot(createTask('x', { id: 'done', state: 'completed' }));
+      await store.saveTaskSnapshot(createTask('x', { id: 'live', state: 'working' }));
+      await store.appendTaskEvents(DEFAULT_OWNER, 'done', [
+        {
+          type: 'task.status',
+          task_id: 'done',
+          state: 'completed',
+          final: true,
+          timestamp: '2026-05-01T00:00:00Z',
+        },
+      ]);
+      now += 60_001;
+      expect(await store.getTaskRecord('done')).toBeNull();
+      expect(await reader.getTaskRecord('done')).toBeNull();
+      expect(await reader.listTaskEvents(DEFAULT_OWNER, 'done')).toEqual([]);
+      expect(count('task_records')).toBe(2);
+      expect(count('task_events')).toBe(1);
+      await store.saveTaskSnapshot(createTask('x', { id: 'live', state: 'working' }));
+      expect(count('task_records')).toBe(1);
+      expect(count('task_events')).toBe(0);
+    } finally {
+      raw.close();
+      reader.close();
+      store.close();
+    }
+  });
+
+  it('keeps finished tasks without taskRetentionMs', async () => {
+    let now = Date.parse('2026-05-01T00:00:00Z');
+    const store = new SqliteRunStore({ path: ':memory:', now: () => now });
+    await store.saveTaskSnapshot(createTask('x', { id: 'done', state: 'completed' }));
+    now += 365 * 24 * 3600_000;
+    await store.saveTaskSnapshot(createTask('x', { id: 'next', state: 'completed' }));
+    expect(await store.getTaskRecord('done')).not.toBeNull();
     store.close();
   });
 

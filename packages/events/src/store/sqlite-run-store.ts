@@ -3,7 +3,14 @@
  * so readers in other processes see committed writes while one process writes.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { AgentError, UnavailableError, ValueError, type Task } from '@agent/core';
+import {
+  AgentError,
+  TaskNotFoundError,
+  UnavailableError,
+  ValueError,
+  type Task,
+  type TaskEvent,
+} from '@agent/core';
 import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { requireOptionalPeer } from '../optional-peer.js';
 import { RedactionPolicy } from '../redaction.js';
@@ -11,22 +18,35 @@ import { RunReport } from '../run-report.js';
 import type { RunStoreOptions } from './in-memory-run-store.js';
 import {
   checkId,
+  clockOf,
+  eventCopiesOf,
+  eventQueryOf,
   normalizeTimestamp,
+  ownerOf,
+  pageQueryOf,
+  pageTokenOf,
   reportQueryOf,
   reportRowOf,
+  retentionOf,
   taskQueryOf,
   taskRecordOf,
+  TERMINAL_STATES,
 } from './records.js';
 import type {
   RunReportQuery,
   RunStore,
   SaveTaskSnapshotOptions,
+  StoredTaskEvent,
+  TaskEventQuery,
+  TaskOwner,
+  TaskPage,
+  TaskPageQuery,
   TaskRecord,
   TaskRecordQuery,
 } from './run-store.js';
 
 /** Bumped with every schema change; a file written by a newer version is refused. */
-export const SQLITE_SCHEMA_VERSION = 1;
+export const SQLITE_SCHEMA_VERSION = 2;
 
 export interface SqliteRunStoreOptions extends RunStoreOptions {
   /** Database file path; `:memory:` for a private in-memory database. */
@@ -42,28 +62,42 @@ const OPTION_NAMES = optionNames<SqliteRunStoreOptions>({
   busyTimeoutMs: true,
   readonly: true,
   redactionPolicy: true,
+  taskRetentionMs: true,
+  now: true,
 });
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS task_records (
-  task_id    TEXT PRIMARY KEY,
-  state      TEXT NOT NULL,
-  run_id     TEXT,
+/** The columns after the key, the same in every schema so far. */
+const TASK_COLUMNS = `
+  state TEXT NOT NULL,
+  run_id TEXT,
   session_id TEXT,
-  trace_id   TEXT,
+  trace_id TEXT,
   agent_name TEXT,
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL,
-  task       TEXT NOT NULL
+  task TEXT NOT NULL`;
+
+const TASK_INDEXES = `
+CREATE INDEX task_records_state ON task_records (state);
+CREATE INDEX task_records_run_id ON task_records (run_id);
+CREATE INDEX task_records_session_id ON task_records (session_id, updated_at);
+CREATE INDEX task_records_trace_id ON task_records (trace_id);
+CREATE INDEX task_records_agent_name ON task_records (agent_name);
+CREATE INDEX task_records_created_at ON task_records (created_at);
+CREATE INDEX task_records_updated_at ON task_records (updated_at);
+`;
+
+/**
+ * `MIGRATIONS[n]` takes a file from schema n to n + 1. A new file runs them all, so the path an
+ * old file takes is the path every file takes.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+CREATE TABLE task_records (
+  task_id TEXT PRIMARY KEY,${TASK_COLUMNS}
 );
-CREATE INDEX IF NOT EXISTS task_records_state ON task_records (state);
-CREATE INDEX IF NOT EXISTS task_records_run_id ON task_records (run_id);
-CREATE INDEX IF NOT EXISTS task_records_session_id ON task_records (session_id, updated_at);
-CREATE INDEX IF NOT EXISTS task_records_trace_id ON task_records (trace_id);
-CREATE INDEX IF NOT EXISTS task_records_agent_name ON task_records (agent_name);
-CREATE INDEX IF NOT EXISTS task_records_created_at ON task_records (created_at);
-CREATE INDEX IF NOT EXISTS task_records_updated_at ON task_records (updated_at);
-CREATE TABLE IF NOT EXISTS run_reports (
+${TASK_INDEXES}
+CREATE TABLE run_reports (
   run_id     TEXT PRIMARY KEY,
   task_id    TEXT,
   session_id TEXT,
@@ -72,14 +106,41 @@ CREATE TABLE IF NOT EXISTS run_reports (
   created_at TEXT NOT NULL,
   report     TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS run_reports_session_id ON run_reports (session_id, created_at);
-CREATE INDEX IF NOT EXISTS run_reports_trace_id ON run_reports (trace_id);
-CREATE INDEX IF NOT EXISTS run_reports_agent_name ON run_reports (agent_name);
-CREATE INDEX IF NOT EXISTS run_reports_task_id ON run_reports (task_id);
-CREATE INDEX IF NOT EXISTS run_reports_created_at ON run_reports (created_at);
-`;
+CREATE INDEX run_reports_session_id ON run_reports (session_id, created_at);
+CREATE INDEX run_reports_trace_id ON run_reports (trace_id);
+CREATE INDEX run_reports_agent_name ON run_reports (agent_name);
+CREATE INDEX run_reports_task_id ON run_reports (task_id);
+CREATE INDEX run_reports_created_at ON run_reports (created_at);
+`,
+  // SQLite cannot change a primary key in place: rebuild the table, rows going to the default owner.
+  `
+CREATE TABLE task_records_v2 (
+  tenant TEXT NOT NULL,
+  principal_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,${TASK_COLUMNS},
+  PRIMARY KEY (tenant, principal_id, task_id)
+);
+INSERT INTO task_records_v2
+  SELECT '', 'anonymous', task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task
+  FROM task_records;
+DROP TABLE task_records;
+ALTER TABLE task_records_v2 RENAME TO task_records;
+${TASK_INDEXES}
+CREATE INDEX task_records_owner_page ON task_records (tenant, principal_id, updated_at DESC, task_id);
+CREATE TABLE task_events (
+  tenant       TEXT NOT NULL,
+  principal_id TEXT NOT NULL,
+  task_id      TEXT NOT NULL,
+  sequence     INTEGER NOT NULL,
+  event        TEXT NOT NULL,
+  PRIMARY KEY (tenant, principal_id, task_id, sequence)
+) WITHOUT ROWID;
+`,
+];
 
 interface TaskRow {
+  tenant: string;
+  principal_id: string;
   task_id: string;
   state: string;
   run_id: string | null;
@@ -92,25 +153,38 @@ interface TaskRow {
 }
 
 type DatabaseConstructor = new (path: string, options?: BetterSqlite3.Options) => BetterSqlite3.Database;
+type Param = string | number;
 
 function parseTaskRow(row: TaskRow): TaskRecord {
   return { ...row, task: JSON.parse(row.task) as Task };
 }
 
 function where(
-  filters: Record<string, string | number | undefined>,
+  filters: Record<string, Param | undefined>,
   columns: readonly string[],
-): { sql: string; params: (string | number)[] } {
+  extra: { sql: string; params: Param[] }[] = [],
+): { sql: string; params: Param[] } {
   const clauses: string[] = [];
-  const params: (string | number)[] = [];
+  const params: Param[] = [];
   for (const column of columns) {
     const value = filters[column];
     if (value === undefined) continue;
     clauses.push(`${column} = ?`);
     params.push(value);
   }
+  for (const clause of extra) {
+    if (clause.sql === '') continue;
+    clauses.push(clause.sql);
+    params.push(...clause.params);
+  }
   return { sql: clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`, params };
 }
+
+const OWNER_COLUMNS = ['tenant', 'principal_id'] as const;
+const TERMINAL_LIST = TERMINAL_STATES.map((state) => `'${state}'`).join(', ');
+const DELETE_EVENTS_OF = (condition: string) => `
+  DELETE FROM task_events WHERE (tenant, principal_id, task_id) IN
+    (SELECT tenant, principal_id, task_id FROM task_records WHERE ${condition})`;
 
 /**
  * SQLite failures (a locked or read-only file, a missing table in a read-only open, a full disk)
@@ -130,15 +204,20 @@ export class SqliteRunStore implements RunStore {
   readonly path: string;
   readonly #db: BetterSqlite3.Database;
   readonly #policy: RedactionPolicy | null;
+  readonly #retentionMs: number;
+  readonly #now: () => number;
   readonly #upsertTask: BetterSqlite3.Statement;
   readonly #upsertReport: BetterSqlite3.Statement;
-  readonly #getTask: BetterSqlite3.Statement;
   readonly #getReport: BetterSqlite3.Statement;
+  readonly #lastSequence: BetterSqlite3.Statement;
+  readonly #insertEvent: BetterSqlite3.Statement;
+  /** Statements built from a query's filters, prepared once per distinct SQL text. */
+  readonly #statements = new Map<string, BetterSqlite3.Statement>();
   #closed = false;
 
   /**
-   * @throws UnavailableError when better-sqlite3 is not installed; ValueError for a bad path or a
-   * file with a newer schema.
+   * @throws UnavailableError when better-sqlite3 is not installed, the file cannot be opened, or a
+   * `readonly` open meets an older schema; ValueError for a bad option or a file with a newer schema.
    */
   constructor(options: SqliteRunStoreOptions) {
     if (!options || typeof options.path !== 'string' || options.path === '') {
@@ -152,6 +231,8 @@ export class SqliteRunStore implements RunStore {
       throw new ValueError('busyTimeoutMs must be a non-negative integer', {
         data: { field: 'busyTimeoutMs' },
       });
+    this.#retentionMs = retentionOf(options.taskRetentionMs, Infinity);
+    this.#now = clockOf(options.now, 'SqliteRunStore');
     const Database = requireOptionalPeer<DatabaseConstructor>('better-sqlite3', 'SqliteRunStore', '^12');
     this.path = options.path;
     this.#policy =
@@ -171,9 +252,9 @@ export class SqliteRunStore implements RunStore {
     try {
       this.#migrate(options.readonly === true);
       this.#upsertTask = this.#db.prepare(`
-        INSERT INTO task_records (task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task)
-        VALUES (@task_id, @state, @run_id, @session_id, @trace_id, @agent_name, @created_at, @updated_at, @task)
-        ON CONFLICT (task_id) DO UPDATE SET
+        INSERT INTO task_records (tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task)
+        VALUES (@tenant, @principal_id, @task_id, @state, @run_id, @session_id, @trace_id, @agent_name, @created_at, @updated_at, @task)
+        ON CONFLICT (tenant, principal_id, task_id) DO UPDATE SET
           state = excluded.state, run_id = excluded.run_id, session_id = excluded.session_id,
           trace_id = excluded.trace_id, agent_name = excluded.agent_name, created_at = excluded.created_at,
           updated_at = excluded.updated_at, task = excluded.task`);
@@ -183,8 +264,15 @@ export class SqliteRunStore implements RunStore {
         ON CONFLICT (run_id) DO UPDATE SET
           task_id = excluded.task_id, session_id = excluded.session_id, trace_id = excluded.trace_id,
           agent_name = excluded.agent_name, created_at = excluded.created_at, report = excluded.report`);
-      this.#getTask = this.#db.prepare('SELECT * FROM task_records WHERE task_id = ?');
       this.#getReport = this.#db.prepare('SELECT report FROM run_reports WHERE run_id = ?');
+      this.#lastSequence = this.#db
+        .prepare(
+          'SELECT COALESCE(MAX(sequence), 0) FROM task_events WHERE tenant = ? AND principal_id = ? AND task_id = ?',
+        )
+        .pluck();
+      this.#insertEvent = this.#db.prepare(
+        'INSERT INTO task_events (tenant, principal_id, task_id, sequence, event) VALUES (?, ?, ?, ?, ?)',
+      );
     } catch (error) {
       this.#db.close();
       throw sqliteError(error, `SqliteRunStore cannot use ${options.path}`);
@@ -192,29 +280,54 @@ export class SqliteRunStore implements RunStore {
   }
 
   #migrate(readonly: boolean): void {
+    const version = this.#version();
+    if (readonly) {
+      // A reader cannot upgrade the file, and the queries of this version need the new tables.
+      if (version > 0 && version < SQLITE_SCHEMA_VERSION)
+        throw new UnavailableError(
+          `${this.path} has run store schema ${version}; this library needs ${SQLITE_SCHEMA_VERSION}. ` +
+            'Open it once without readonly to upgrade it.',
+          { data: { path: this.path, schemaVersion: version } },
+        );
+      return;
+    }
+    // WAL lets other processes read while this one writes; NORMAL sync is durable across app crashes.
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma('synchronous = NORMAL');
+    if (version === SQLITE_SCHEMA_VERSION) return;
+    // IMMEDIATE takes the write lock before reading the version again, so of two processes opening
+    // the same new file, the second waits and then finds the schema in place.
+    this.#db
+      .transaction(() => {
+        const current = this.#version();
+        for (let step = current; step < SQLITE_SCHEMA_VERSION; step += 1) this.#db.exec(MIGRATIONS[step]!);
+        this.#db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+      })
+      .immediate();
+  }
+
+  #version(): number {
     const version = this.#db.pragma('user_version', { simple: true }) as number;
     if (version > SQLITE_SCHEMA_VERSION) {
       throw new ValueError(
         `${this.path} has run store schema ${version}; this library reads up to ${SQLITE_SCHEMA_VERSION}`,
-        {
-          data: { path: this.path, schemaVersion: version },
-        },
+        { data: { path: this.path, schemaVersion: version } },
       );
     }
-    if (readonly) return;
-    // WAL lets other processes read while this one writes; NORMAL sync is durable across app crashes.
-    this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma('synchronous = NORMAL');
-    if (version < SQLITE_SCHEMA_VERSION) {
-      this.#db.transaction(() => {
-        this.#db.exec(SCHEMA);
-        this.#db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
-      })();
-    }
+    return version;
   }
 
   #open(): void {
     if (this.#closed) throw new UnavailableError('The run store is closed');
+  }
+
+  #prepare(sql: string): BetterSqlite3.Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
   }
 
   /** The journal mode in effect (`wal` for a file database). */
@@ -223,11 +336,44 @@ export class SqliteRunStore implements RunStore {
     return String(this.#db.pragma('journal_mode', { simple: true }));
   }
 
+  /** The retention cutoff, or null without `taskRetentionMs`. */
+  #cutoff(): string | null {
+    return this.#retentionMs === Infinity ? null : new Date(this.#now() - this.#retentionMs).toISOString();
+  }
+
+  /** Hides expired finished records that no write has deleted yet, so reads agree with the TTL. */
+  #live(prefix = ''): { sql: string; params: Param[] } {
+    const cutoff = this.#cutoff();
+    if (cutoff === null) return { sql: '', params: [] };
+    return {
+      sql: `NOT (${prefix}state IN (${TERMINAL_LIST}) AND ${prefix}updated_at < ?)`,
+      params: [cutoff],
+    };
+  }
+
+  /** Deletes expired finished records and their events; runs inside each write's transaction. */
+  #sweep(): void {
+    const cutoff = this.#cutoff();
+    if (cutoff === null) return;
+    const expired = `state IN (${TERMINAL_LIST}) AND updated_at < ?`;
+    this.#prepare(DELETE_EVENTS_OF(expired)).run(cutoff);
+    this.#prepare(`DELETE FROM task_records WHERE ${expired}`).run(cutoff);
+  }
+
+  #findTask(owner: TaskOwner, taskId: string): TaskRow | undefined {
+    const filter = where({ ...owner, task_id: taskId }, [...OWNER_COLUMNS, 'task_id'], [this.#live()]);
+    return this.#prepare(`SELECT * FROM task_records ${filter.sql}`).get(...filter.params) as
+      TaskRow | undefined;
+  }
+
   async saveTaskSnapshot(task: Task, options: SaveTaskSnapshotOptions = {}): Promise<void> {
     this.#open();
     try {
-      const record = taskRecordOf(task, options, this.#policy);
-      this.#upsertTask.run({ ...record, task: JSON.stringify(record.task) });
+      const record = taskRecordOf(task, options, this.#policy, this.#now);
+      this.#db.transaction(() => {
+        this.#sweep();
+        this.#upsertTask.run({ ...record, task: JSON.stringify(record.task) });
+      })();
     } catch (error) {
       throw sqliteError(error, 'SqliteRunStore.saveTaskSnapshot');
     }
@@ -243,10 +389,10 @@ export class SqliteRunStore implements RunStore {
     }
   }
 
-  async getTaskRecord(taskId: string): Promise<TaskRecord | null> {
+  async getTaskRecord(taskId: string, owner?: TaskOwner): Promise<TaskRecord | null> {
     this.#open();
     try {
-      const row = this.#getTask.get(checkId(taskId, 'taskId')) as TaskRow | undefined;
+      const row = this.#findTask(ownerOf(owner), checkId(taskId, 'taskId'));
       return row ? parseTaskRow(row) : null;
     } catch (error) {
       throw sqliteError(error, 'SqliteRunStore.getTaskRecord');
@@ -256,22 +402,98 @@ export class SqliteRunStore implements RunStore {
   async listTaskRecords(query?: TaskRecordQuery): Promise<TaskRecord[]> {
     this.#open();
     try {
-      const q = taskQueryOf(query);
-      const filter = where(q as Record<string, string | number | undefined>, [
-        'session_id',
-        'state',
-        'run_id',
-        'trace_id',
-        'agent_name',
-      ]);
-      const limit = q.limit === undefined ? '' : ' LIMIT ?';
-      const params = q.limit === undefined ? filter.params : [...filter.params, q.limit];
-      const rows = this.#db
-        .prepare(`SELECT * FROM task_records ${filter.sql} ORDER BY updated_at DESC, task_id ASC${limit}`)
-        .all(...params) as TaskRow[];
+      const { owner, ...q } = taskQueryOf(query);
+      const filter = where(
+        { ...owner, ...q },
+        [...OWNER_COLUMNS, 'session_id', 'state', 'run_id', 'trace_id', 'agent_name'],
+        [this.#live()],
+      );
+      const rows = this.#prepare(
+        `SELECT * FROM task_records ${filter.sql} ORDER BY updated_at DESC, task_id ASC LIMIT ?`,
+      ).all(...filter.params, q.limit ?? -1) as TaskRow[];
       return rows.map(parseTaskRow);
     } catch (error) {
       throw sqliteError(error, 'SqliteRunStore.listTaskRecords');
+    }
+  }
+
+  async pageTaskRecords(query?: TaskPageQuery): Promise<TaskPage> {
+    this.#open();
+    try {
+      const q = pageQueryOf(query);
+      const after = q.after
+        ? {
+            sql: '(updated_at < ? OR (updated_at = ? AND task_id > ?))',
+            params: [q.after.updated_at, q.after.updated_at, q.after.task_id],
+          }
+        : { sql: '', params: [] };
+      const filter = where(
+        { ...q.owner, session_id: q.session_id, state: q.state },
+        [...OWNER_COLUMNS, 'session_id', 'state'],
+        [after, this.#live()],
+      );
+      // One row more than the page tells whether another page exists.
+      const rows = this.#prepare(
+        `SELECT * FROM task_records ${filter.sql} ORDER BY updated_at DESC, task_id ASC LIMIT ?`,
+      ).all(...filter.params, q.page_size + 1) as TaskRow[];
+      const records = rows.slice(0, q.page_size).map(parseTaskRow);
+      return {
+        records,
+        next_page_token: rows.length > q.page_size ? pageTokenOf(q, records[records.length - 1]!) : '',
+      };
+    } catch (error) {
+      throw sqliteError(error, 'SqliteRunStore.pageTaskRecords');
+    }
+  }
+
+  async appendTaskEvents(owner: TaskOwner, taskId: string, events: TaskEvent[]): Promise<number[]> {
+    this.#open();
+    try {
+      const who = ownerOf(owner);
+      checkId(taskId, 'taskId');
+      const copies = eventCopiesOf(taskId, events, this.#policy);
+      // IMMEDIATE: the last sequence is read under the write lock, so two writers cannot both take it.
+      return this.#db
+        .transaction(() => {
+          this.#sweep();
+          if (!this.#findTask(who, taskId))
+            throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
+          const last = this.#lastSequence.get(who.tenant, who.principal_id, taskId) as number;
+          return copies.map((event, index) => {
+            const sequence = last + index + 1;
+            this.#insertEvent.run(who.tenant, who.principal_id, taskId, sequence, JSON.stringify(event));
+            return sequence;
+          });
+        })
+        .immediate();
+    } catch (error) {
+      throw sqliteError(error, 'SqliteRunStore.appendTaskEvents');
+    }
+  }
+
+  async listTaskEvents(owner: TaskOwner, taskId: string, query?: TaskEventQuery): Promise<StoredTaskEvent[]> {
+    this.#open();
+    try {
+      const who = ownerOf(owner);
+      checkId(taskId, 'taskId');
+      const q = eventQueryOf(query);
+      const live = this.#live('r.');
+      const visible =
+        live.sql === ''
+          ? ''
+          : `AND EXISTS (SELECT 1 FROM task_records r WHERE r.tenant = e.tenant AND r.principal_id = e.principal_id
+               AND r.task_id = e.task_id AND ${live.sql})`;
+      const rows = this.#prepare(
+        `SELECT sequence, event FROM task_events e
+           WHERE tenant = ? AND principal_id = ? AND task_id = ? AND sequence > ? ${visible}
+           ORDER BY sequence LIMIT ?`,
+      ).all(who.tenant, who.principal_id, taskId, q.after, ...live.params, q.limit ?? -1) as {
+        sequence: number;
+        event: string;
+      }[];
+      return rows.map((row) => ({ sequence: row.sequence, event: JSON.parse(row.event) as TaskEvent }));
+    } catch (error) {
+      throw sqliteError(error, 'SqliteRunStore.listTaskEvents');
     }
   }
 
@@ -289,17 +511,15 @@ export class SqliteRunStore implements RunStore {
     this.#open();
     try {
       const q = reportQueryOf(query);
-      const filter = where(q as Record<string, string | number | undefined>, [
+      const filter = where(q as Record<string, Param | undefined>, [
         'session_id',
         'trace_id',
         'agent_name',
         'task_id',
       ]);
-      const limit = q.limit === undefined ? '' : ' LIMIT ?';
-      const params = q.limit === undefined ? filter.params : [...filter.params, q.limit];
-      const rows = this.#db
-        .prepare(`SELECT report FROM run_reports ${filter.sql} ORDER BY created_at DESC, run_id ASC${limit}`)
-        .all(...params) as { report: string }[];
+      const rows = this.#prepare(
+        `SELECT report FROM run_reports ${filter.sql} ORDER BY created_at DESC, run_id ASC LIMIT ?`,
+      ).all(...filter.params, q.limit ?? -1) as { report: string }[];
       return rows.map((row) => RunReport.fromDict(JSON.parse(row.report)));
     } catch (error) {
       throw sqliteError(error, 'SqliteRunStore.listRunReports');
@@ -311,8 +531,9 @@ export class SqliteRunStore implements RunStore {
     try {
       const cutoff = normalizeTimestamp(isoTimestamp, 'deleteBefore timestamp');
       return this.#db.transaction(() => {
-        const tasks = this.#db.prepare('DELETE FROM task_records WHERE updated_at < ?').run(cutoff).changes;
-        const reports = this.#db.prepare('DELETE FROM run_reports WHERE created_at < ?').run(cutoff).changes;
+        this.#prepare(DELETE_EVENTS_OF('updated_at < ?')).run(cutoff);
+        const tasks = this.#prepare('DELETE FROM task_records WHERE updated_at < ?').run(cutoff).changes;
+        const reports = this.#prepare('DELETE FROM run_reports WHERE created_at < ?').run(cutoff).changes;
         return tasks + reports;
       })();
     } catch (error) {
