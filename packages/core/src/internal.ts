@@ -10,7 +10,12 @@ export {
   dispatchOperation,
   type CancelRequest,
 } from './operations.js';
-export { parseTransportUrl, normalizeHeaders, type TransportAddress } from './transport-url.js';
+export {
+  parseTransportUrl,
+  normalizeHeaders,
+  httpEndpointUrl,
+  type TransportAddress,
+} from './transport-url.js';
 export { isComponentDescriptor, describeComponent } from './descriptor.js';
 export { raceAbort, sleep, type AbortErrorFactory } from './abort.js';
 export { numberOption, type NumberRule } from './option-number.js';

@@ -1,5 +1,5 @@
 import { ValueError } from './index.js';
-import { normalizeHeaders, parseTransportUrl } from './internal.js';
+import { httpEndpointUrl, normalizeHeaders, parseTransportUrl } from './internal.js';
 
 describe('parseTransportUrl', () => {
   it('reads scheme, host, port and security', () => {
@@ -27,5 +27,18 @@ describe('parseTransportUrl', () => {
       'x-api-key': 'k',
       accept: 'a, b',
     });
+  });
+});
+
+describe('httpEndpointUrl', () => {
+  it('joins a route below the base path, keeping and adding query parameters', () => {
+    expect(httpEndpointUrl('T', 'http://h:1/agent/', '/tasks/').href).toBe('http://h:1/agent/tasks/');
+    expect(httpEndpointUrl('T', 'https://h/a?x=1', '/rpc', { y: '2' }).href).toBe('https://h/a/rpc?x=1&y=2');
+  });
+  it('refuses a URL that is not http(s), naming the client', () => {
+    expect(() => httpEndpointUrl('SSETransport', 'ws://h:1', '/rpc')).toThrow(
+      'SSETransport sends to http and https URLs only, got ws://h:1',
+    );
+    expect(() => httpEndpointUrl('T', 'not a url', '/rpc')).toThrow(ValueError);
   });
 });

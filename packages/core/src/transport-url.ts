@@ -70,3 +70,27 @@ export function normalizeHeaders(
   }
   return result;
 }
+
+/**
+ * The URL of `route` below an http(s) `baseUrl`, keeping its base path and query and adding `query`.
+ * `owner` names the client in the message for a URL of another scheme.
+ */
+export function httpEndpointUrl(
+  owner: string,
+  baseUrl: string,
+  route: string,
+  query?: Readonly<Record<string, string>>,
+): URL {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ValueError(`Invalid base URL: ${baseUrl}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ValueError(`${owner} sends to http and https URLs only, got ${baseUrl}`);
+  }
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${route}`;
+  for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, value);
+  return url;
+}

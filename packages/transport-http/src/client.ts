@@ -9,7 +9,6 @@ import {
   PayloadTooLargeError,
   TaskCanceledError,
   UnavailableError,
-  ValueError,
   errorClassFor,
   errorCodeForHttpStatus,
   isFinalEvent,
@@ -17,7 +16,7 @@ import {
   type TaskEvent,
   type TlsOptions,
 } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { httpEndpointUrl, isRecord } from '@agent/core/internal';
 import { SSE_CONTENT_TYPE } from '@agent/server/node';
 import { EventDecoder } from './codec.js';
 
@@ -60,7 +59,7 @@ export class HttpClient {
     params?: Record<string, string>,
     options: RequestOptions = {},
   ): Promise<TResult> {
-    const url = joinUrl(baseUrl, spec.path);
+    const url = httpEndpointUrl('HTTPTransport', baseUrl, spec.path).href;
     const call = new CallSignal(options.timeoutMs ?? this.options.timeoutMs, options.signal);
     let response: AxiosResponse<string>;
     try {
@@ -90,7 +89,7 @@ export class HttpClient {
     data: unknown,
     options: RequestOptions = {},
   ): AsyncGenerator<TaskEvent> {
-    const url = joinUrl(baseUrl, spec.path);
+    const url = httpEndpointUrl('HTTPTransport', baseUrl, spec.path).href;
     const call = new CallSignal(options.timeoutMs ?? this.options.timeoutMs, options.signal);
     let body: Readable;
     try {
@@ -310,17 +309,4 @@ function isOverflow(error: unknown): boolean {
   return (
     code === 'ERR_BAD_RESPONSE' && typeof message === 'string' && /maxContentLength size of/.test(message)
   );
-}
-
-function joinUrl(baseUrl: string, path: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(baseUrl);
-  } catch {
-    throw new ValueError(`Invalid base URL: ${baseUrl}`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new ValueError(`HTTPTransport sends to http(s) URLs only, got ${baseUrl}`);
-  }
-  return baseUrl.replace(/\/+$/, '') + path;
 }

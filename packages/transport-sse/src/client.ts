@@ -10,7 +10,6 @@ import {
   isFinalEvent,
   UnavailableError,
   UnsupportedOperationError,
-  ValueError,
   type AgentError,
   type ClientRequestSpec,
   type InternalError,
@@ -19,7 +18,7 @@ import {
   type TaskEvent,
   type TlsOptions,
 } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { httpEndpointUrl, isRecord } from '@agent/core/internal';
 import { errorFromHttpResponse, openRequest, readText, type OpenRequest } from './client-request.js';
 import {
   decodeFrame,
@@ -132,7 +131,7 @@ export class SSEClient {
   }
 
   private async open(call: CallOptions): Promise<OpenRequest> {
-    const url = endpointUrl(call.baseUrl, call.route, call.query);
+    const url = httpEndpointUrl('SSETransport', call.baseUrl, call.route, call.query);
     const headers = await this.settings.headers();
     const { signal, timeoutMs } = call.options;
     return openRequest({
@@ -210,22 +209,6 @@ export class SSEClient {
     this.httpAgent ??= new http.Agent({ keepAlive: true, timeout: CLIENT_IDLE_SOCKET_MS });
     return this.httpAgent;
   }
-}
-
-/** `baseUrl` + route, keeping the base path; only http and https are accepted. */
-export function endpointUrl(baseUrl: string, route: string, query?: Record<string, string>): URL {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new ValueError(`Invalid base URL: ${baseUrl}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ValueError(`The SSE transport speaks http and https, not ${url.protocol.replace(/:$/, '')}`);
-  }
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}${route}`;
-  for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, value);
-  return url;
 }
 
 /** JSON-RPC params of each unary operation: `{task}`, `{task_id, reason?}`, `{}`. */
