@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ValueError } from '@agent/core';
-import { DEFAULT_CONFIG, loadConfig, parseBasicUsers, parseConfigFile } from './config.js';
+import { DEFAULT_CONFIG, loadConfig, parseBasicUsers, parseConfigFile, parseTenantLists } from './config.js';
 
 function configFile(content: unknown): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'agent-config-'));
@@ -104,5 +104,73 @@ describe('parseConfigFile', () => {
         approvals: 'approve',
       }),
     ).toBeDefined();
+  });
+});
+
+describe('tenant lists', () => {
+  const KEY = 'sk-live-secret-key-1';
+
+  function message(work: () => unknown): string {
+    try {
+      work();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValueError);
+      return (error as Error).message;
+    }
+    throw new Error('expected a ValueError');
+  }
+
+  it('reads auth.tenants from the file and AGENT_TENANTS over it', () => {
+    const file = configFile({ auth: { mode: 'apikey', apiKeys: [KEY, 'k2'], tenants: { [KEY]: ['acme'] } } });
+    expect({ ...loadConfig({ AGENT_CONFIG: file }).auth.tenants }).toEqual({ [KEY]: ['acme'] });
+    const fromEnv = loadConfig({ AGENT_CONFIG: file, AGENT_TENANTS: '{"k2": ["", "globex.eu:1"]}' });
+    expect({ ...fromEnv.auth.tenants }).toEqual({ k2: ['', 'globex.eu:1'] });
+  });
+
+  it('gives Basic users tenant lists, a __proto__ user included', () => {
+    const config = loadConfig({
+      AGENT_AUTH: 'basic',
+      AGENT_BASIC_USERS: 'alice:pw,__proto__:pw',
+      AGENT_TENANTS: '{"alice": ["acme"], "__proto__": ["globex"]}',
+    });
+    expect(Object.keys(config.auth.tenants)).toEqual(['alice', '__proto__']);
+    expect(config.auth.tenants.__proto__).toEqual(['globex']);
+  });
+
+  it('refuses AGENT_TENANTS that is not JSON, or not a map of tenant lists, naming the field', () => {
+    expect(message(() => parseTenantLists('acme'))).toMatch(/^Invalid AGENT_TENANTS: not valid JSON/);
+    expect(message(() => parseTenantLists('["acme"]'))).toMatch(/^Invalid AGENT_TENANTS: .*object/);
+    const bad = message(() =>
+      parseTenantLists(JSON.stringify({ ok: ['a'], [KEY]: ['acme corp', 'a'.repeat(129)] })),
+    );
+    expect(bad).toMatch(/^Invalid AGENT_TENANTS: /);
+    expect(bad).toContain('/<entry 2>/0');
+    expect(bad).toContain('/<entry 2>/1');
+    expect(bad).not.toContain(KEY);
+  });
+
+  it('names a bad auth.tenants field of the file by position, never quoting a key', () => {
+    const file = configFile({ auth: { mode: 'apikey', apiKeys: [KEY], tenants: { [KEY]: 'acme' } } });
+    const text = message(() => loadConfig({ AGENT_CONFIG: file }));
+    expect(text).toContain('/auth/tenants/<entry 1>');
+    expect(text).not.toContain(KEY);
+  });
+
+  it('refuses an entry for a key or user that is not configured, and tenants without apikey or basic', () => {
+    const stray = message(() =>
+      loadConfig({ AGENT_AUTH: 'apikey', AGENT_API_KEYS: KEY, AGENT_TENANTS: '{"sk-typo": ["acme"]}' }),
+    );
+    expect(stray).toMatch(/AGENT_TENANTS.*entry 1 is not one of AGENT_API_KEYS/);
+    expect(stray).not.toContain('sk-typo');
+    expect(
+      message(() =>
+        loadConfig({ AGENT_AUTH: 'basic', AGENT_BASIC_USERS: 'alice:pw', AGENT_TENANTS: '{"bob": []}' }),
+      ),
+    ).toMatch(/user "bob" is not one of AGENT_BASIC_USERS/);
+    expect(
+      message(() =>
+        loadConfig({ AGENT_AUTH: 'bearer', AGENT_JWT_SECRET: 's', AGENT_TENANTS: '{"alice": ["acme"]}' }),
+      ),
+    ).toMatch(/AGENT_TENANTS \(auth.tenants\) needs AGENT_AUTH=apikey or basic/);
   });
 });

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import Ajv from 'ajv';
 import { ValueError, toValidationIssues } from '@agent/core';
+import { MAX_TENANT_LENGTH, TENANT_NAME_PATTERN } from '@agent/server';
 
 export type AuthMode = 'none' | 'apikey' | 'bearer' | 'basic';
 export type JwtAlgorithm = 'HS256' | 'HS384' | 'HS512';
@@ -25,6 +26,11 @@ export interface ServerConfig {
       leewaySeconds: number;
     };
     basicUsers: Record<string, string>;
+    /**
+     * API key (mode `apikey`) or Basic user (mode `basic`) → the tenants it may act for; one that is
+     * not listed may act for any tenant. A bearer token carries its own `tenants` claim.
+     */
+    tenants: Record<string, string[]>;
   };
   a2a: boolean;
   /** `memory` or `sqlite:<path>`. */
@@ -44,6 +50,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
     apiKeys: [],
     jwt: { secret: '', algorithm: 'HS256', issuer: null, audience: null, leewaySeconds: 0 },
     basicUsers: Object.create(null) as Record<string, string>,
+    tenants: Object.create(null) as Record<string, string[]>,
   },
   a2a: false,
   runStore: 'memory',
@@ -52,6 +59,14 @@ export const DEFAULT_CONFIG: ServerConfig = {
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 };
+/** The server pipeline's tenant rule, so a listed tenant is one a call can name. */
+const TENANT_LISTS = {
+  type: 'object',
+  additionalProperties: {
+    type: 'array',
+    items: { type: 'string', maxLength: MAX_TENANT_LENGTH, pattern: TENANT_NAME_PATTERN },
+  },
+};
 const FILE_SCHEMA = {
   type: 'object',
   additionalProperties: false,
@@ -81,6 +96,7 @@ const FILE_SCHEMA = {
           },
         },
         basicUsers: { type: 'object', additionalProperties: { type: 'string' } },
+        tenants: TENANT_LISTS,
       },
     },
     a2a: { type: 'boolean' },
@@ -102,17 +118,74 @@ type FileConfig = {
 };
 
 let validateFile: ReturnType<Ajv['compile']> | undefined;
+let validateTenants: ReturnType<Ajv['compile']> | undefined;
+
+/**
+ * Throws the ValueError naming every bad field by JSON pointer. A tenants entry is named by its
+ * position (`<entry 2>`), never by its name: that name may be an API key.
+ */
+function refuse(
+  source: string,
+  validate: ReturnType<Ajv['compile']>,
+  value: unknown,
+  tenantsAt: string,
+): never {
+  const issues = toValidationIssues(validate.errors).map((issue) => ({
+    ...issue,
+    pointer: redactTenantEntry(issue.pointer, tenantsAt, value),
+  }));
+  throw new ValueError(`Invalid ${source}: ${issues.map((i) => `${i.pointer} ${i.message}`).join('; ')}`, {
+    data: { errors: issues },
+  });
+}
+
+function redactTenantEntry(pointer: string, tenantsAt: string, value: unknown): string {
+  if (!pointer.startsWith(`${tenantsAt}/`)) return pointer;
+  const rest = pointer.slice(tenantsAt.length + 1);
+  const slash = rest.indexOf('/');
+  const segment = slash === -1 ? rest : rest.slice(0, slash);
+  const name = segment.replace(/~1/g, '/').replace(/~0/g, '~');
+  let lists: unknown = value;
+  for (const part of tenantsAt.split('/').filter(Boolean)) lists = (lists as Record<string, unknown>)?.[part];
+  const position = lists && typeof lists === 'object' ? Object.keys(lists).indexOf(name) + 1 : 0;
+  return `${tenantsAt}/<entry ${position}>${slash === -1 ? '' : rest.slice(slash)}`;
+}
 
 /** Validates a parsed config file; the error names every bad field by JSON pointer. */
 export function parseConfigFile(value: unknown, source = 'config'): FileConfig {
   validateFile ??= new Ajv({ allErrors: true }).compile(FILE_SCHEMA);
-  if (!validateFile(value)) {
-    const issues = toValidationIssues(validateFile.errors);
-    throw new ValueError(`Invalid ${source}: ${issues.map((i) => `${i.pointer} ${i.message}`).join('; ')}`, {
-      data: { errors: issues },
+  if (!validateFile(value)) refuse(source, validateFile, value, '/auth/tenants');
+  return value as FileConfig;
+}
+
+/**
+ * `AGENT_TENANTS`: a JSON object mapping an API key or Basic user to its tenant list, as the
+ * config file's `auth.tenants`.
+ */
+export function parseTenantLists(raw: string, source = 'AGENT_TENANTS'): Record<string, string[]> {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new ValueError(`Invalid ${source}: not valid JSON (expected {"<key or user>": ["<tenant>", …]})`);
+  }
+  validateTenants ??= new Ajv({ allErrors: true }).compile(TENANT_LISTS);
+  if (!validateTenants(json)) refuse(source, validateTenants, json, '');
+  return ownLists(json as Record<string, string[]>);
+}
+
+/** A null-prototype copy, so a `__proto__` entry stays an entry. */
+function ownLists(lists: Record<string, string[]>): Record<string, string[]> {
+  const copy = Object.create(null) as Record<string, string[]>;
+  for (const key of Object.keys(lists)) {
+    Object.defineProperty(copy, key, {
+      value: [...lists[key]!],
+      enumerable: true,
+      writable: true,
+      configurable: true,
     });
   }
-  return value as FileConfig;
+  return copy;
 }
 
 function envPort(env: NodeJS.ProcessEnv, name: string): number | undefined {
@@ -212,6 +285,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
         env.AGENT_BASIC_USERS !== undefined
           ? parseBasicUsers(env.AGENT_BASIC_USERS)
           : Object.assign(Object.create(null) as Record<string, string>, file.auth?.basicUsers ?? {}),
+      tenants:
+        env.AGENT_TENANTS !== undefined && env.AGENT_TENANTS !== ''
+          ? parseTenantLists(env.AGENT_TENANTS)
+          : ownLists(file.auth?.tenants ?? {}),
     },
     a2a:
       env.AGENT_A2A !== undefined && env.AGENT_A2A !== ''
@@ -232,5 +309,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     throw new ValueError('AGENT_AUTH=bearer needs AGENT_JWT_SECRET');
   if (mode === 'basic' && Object.keys(config.auth.basicUsers).length === 0)
     throw new ValueError('AGENT_AUTH=basic needs AGENT_BASIC_USERS');
+  checkTenantOwners(config.auth);
   return config;
+}
+
+/** Every tenants entry must name a configured key or user: a typo would otherwise leave one unrestricted. */
+function checkTenantOwners(auth: ServerConfig['auth']): void {
+  const names = Object.keys(auth.tenants);
+  if (names.length === 0) return;
+  if (auth.mode === 'apikey') {
+    const keys = new Set(auth.apiKeys);
+    const stray = names.findIndex((key) => !keys.has(key));
+    if (stray !== -1)
+      throw new ValueError(
+        `Invalid AGENT_TENANTS (auth.tenants): entry ${stray + 1} is not one of AGENT_API_KEYS`,
+      );
+  } else if (auth.mode === 'basic') {
+    const stray = names.find((user) => !Object.prototype.hasOwnProperty.call(auth.basicUsers, user));
+    if (stray !== undefined)
+      throw new ValueError(
+        `Invalid AGENT_TENANTS (auth.tenants): user ${JSON.stringify(stray)} is not one of AGENT_BASIC_USERS`,
+      );
+  } else {
+    throw new ValueError(
+      `AGENT_TENANTS (auth.tenants) needs AGENT_AUTH=apikey or basic (a bearer token carries a tenants claim)`,
+    );
+  }
 }

@@ -3,6 +3,7 @@ export {
   loadConfig,
   parseConfigFile,
   parseBasicUsers,
+  parseTenantLists,
   DEFAULT_CONFIG,
   type ServerConfig,
   type AuthMode,

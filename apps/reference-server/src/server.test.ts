@@ -10,7 +10,7 @@ import { HTTPTransport } from '@agent/transport-http';
 import { SSETransport } from '@agent/transport-sse';
 import { WebSocketTransport } from '@agent/transport-ws';
 import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
-import { startReferenceServer, type ReferenceServer } from './server.js';
+import { createAuthenticator, startReferenceServer, type ReferenceServer } from './server.js';
 
 jest.setTimeout(60_000);
 
@@ -97,6 +97,44 @@ describe('startReferenceServer', () => {
     expect(server.urls.http).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(server.urls.grpc).toMatch(/:\d+$/);
   });
+});
+
+it('restricts a configured API key to its tenants (over HTTP and gRPC)', async () => {
+  const config: ServerConfig = {
+    ...DEFAULT_CONFIG,
+    ports: ZERO_PORTS,
+    auth: {
+      ...DEFAULT_CONFIG.auth,
+      mode: 'apikey',
+      apiKeys: ['sk-tenant-1', 'sk-free-2'],
+      tenants: { 'sk-tenant-1': ['acme'] },
+    },
+  };
+  const server = await startReferenceServer(config);
+  const open: { stop(): Promise<void> }[] = [];
+  const client = (kind: 'http' | 'grpc', tenant: string, credentials: string): AgentClient => {
+    const options = { tenant, credentials, authenticator: createAuthenticator(config)! };
+    const transport =
+      kind === 'http'
+        ? new HTTPTransport({ url: server.urls.http, ...options })
+        : new GRPCTransport({ url: server.urls.grpc, ...options });
+    open.push(transport);
+    return new AgentClient({ transport, baseUrl: server.urls[kind] });
+  };
+  try {
+    for (const kind of ['http', 'grpc'] as const) {
+      const allowed = await client(kind, 'acme', 'sk-tenant-1').sendTask(createTask('echo hi'));
+      expect(allowed.state).toBe('completed');
+      await expect(
+        client(kind, 'globex', 'sk-tenant-1').sendTask(createTask('echo hi')),
+      ).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+      const unlisted = await client(kind, 'globex', 'sk-free-2').sendTask(createTask('echo hi'));
+      expect(unlisted.state).toBe('completed');
+    }
+  } finally {
+    await Promise.all(open.map((transport) => transport.stop()));
+    await server.stop();
+  }
 });
 
 it('refuses A2A mode with a typed error instead of ignoring it', async () => {

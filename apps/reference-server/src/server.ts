@@ -43,7 +43,10 @@ export function createAuthenticator(config: ServerConfig): Authenticator | undef
     case 'none':
       return undefined;
     case 'apikey':
-      return new APIKeyAuth({ validKeys: Object.fromEntries(auth.apiKeys.map((key) => [key, []])) });
+      return new APIKeyAuth({
+        validKeys: Object.fromEntries(auth.apiKeys.map((key) => [key, []])),
+        ...tenantsOption(auth.tenants),
+      });
     case 'bearer':
       return new BearerTokenAuth({
         secret: auth.jwt.secret,
@@ -53,8 +56,13 @@ export function createAuthenticator(config: ServerConfig): Authenticator | undef
         leewaySeconds: auth.jwt.leewaySeconds,
       });
     case 'basic':
-      return new BasicAuth({ validCredentials: auth.basicUsers });
+      return new BasicAuth({ validCredentials: auth.basicUsers, ...tenantsOption(auth.tenants) });
   }
+}
+
+/** The authenticators' `tenants` option, left out when nothing is restricted. */
+function tenantsOption(tenants: Record<string, string[]>): { tenants?: Record<string, string[]> } {
+  return Object.keys(tenants).length === 0 ? {} : { tenants };
 }
 
 export function createRunStore(spec: string): RunStore {

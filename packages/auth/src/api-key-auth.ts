@@ -4,19 +4,30 @@ import { Authenticator } from './authenticator.js';
 import { constantTimeEquals } from './constant-time.js';
 import { SecurityContext } from './security-context.js';
 import { SecurityScheme } from './security-scheme.js';
+import { checkTenantLists, tenantMetadata, type TenantLists } from './tenant-lists.js';
 
 export interface APIKeyAuthOptions {
   /** Key → scope list. Stored by reference: keys added later are accepted. Scopes are not copied into contexts. */
   validKeys: Record<string, string[]>;
   /** Discovery text of the advertised scheme. Default `'API key authentication'`. */
   description?: string;
+  /**
+   * Key → the tenants it may act for, put in the context's `metadata.tenants`; a key without an
+   * entry may act for any tenant. Stored by reference like `validKeys`. Default none.
+   */
+  tenants?: TenantLists;
 }
 
-const OPTION_NAMES = optionNames<APIKeyAuthOptions>({ validKeys: true, description: true });
+const OPTION_NAMES = optionNames<APIKeyAuthOptions>({
+  validKeys: true,
+  description: true,
+  tenants: true,
+});
 
 /** Accepts a credential only when it is an own key of `validKeys` (compared in constant time). */
 export class APIKeyAuth extends Authenticator implements Describable {
   readonly validKeys: Record<string, string[]>;
+  readonly tenants: TenantLists | undefined;
   private readonly scheme: SecurityScheme;
   private readonly description: string | undefined;
 
@@ -31,6 +42,7 @@ export class APIKeyAuth extends Authenticator implements Describable {
     }
     checkOptionNames('APIKeyAuth', options, OPTION_NAMES);
     this.validKeys = options.validKeys;
+    this.tenants = checkTenantLists('APIKeyAuth', options.tenants, 'keys', () => 'a key');
     this.description = options.description;
     this.scheme = new SecurityScheme({
       authType: 'apiKey',
@@ -57,6 +69,7 @@ export class APIKeyAuth extends Authenticator implements Describable {
       principalId: `api-key-${matched.slice(0, 8)}`,
       token: matched,
       expiresAt: null,
+      metadata: tenantMetadata(this.tenants, matched),
     });
   }
 
@@ -67,6 +80,7 @@ export class APIKeyAuth extends Authenticator implements Describable {
   describe(): ComponentDescriptor {
     const options: APIKeyAuthOptions = { validKeys: this.validKeys };
     if (this.description !== undefined) options.description = this.description;
+    if (this.tenants !== undefined) options.tenants = this.tenants;
     return describeComponent('@agent/auth', 'APIKeyAuth', { ...options });
   }
 }

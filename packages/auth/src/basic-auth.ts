@@ -5,15 +5,25 @@ import { decodeUtf8 } from './base64url.js';
 import { constantTimeEquals } from './constant-time.js';
 import { SecurityContext } from './security-context.js';
 import { SecurityScheme } from './security-scheme.js';
+import { checkTenantLists, tenantMetadata, type TenantLists } from './tenant-lists.js';
 
 export interface BasicAuthOptions {
   /** Username → plaintext password. Stored by reference and not validated: users added later are accepted. */
   validCredentials: Record<string, string>;
   /** Discovery text of the advertised scheme. Default `'HTTP Basic authentication'`. */
   description?: string;
+  /**
+   * Username → the tenants that user may act for, put in the context's `metadata.tenants`; a user
+   * without an entry may act for any tenant. Stored by reference like `validCredentials`. Default none.
+   */
+  tenants?: TenantLists;
 }
 
-const OPTION_NAMES = optionNames<BasicAuthOptions>({ validCredentials: true, description: true });
+const OPTION_NAMES = optionNames<BasicAuthOptions>({
+  validCredentials: true,
+  description: true,
+  tenants: true,
+});
 
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 // Compared against when the user is unknown, so both paths do the same constant-time work.
@@ -34,6 +44,7 @@ export function decodeBasicCredential(credentials: string): string {
 /** HTTP Basic: `base64(username:password)` or raw `username:password`, split at the first colon. */
 export class BasicAuth extends Authenticator implements Describable {
   readonly validCredentials: Record<string, string>;
+  readonly tenants: TenantLists | undefined;
   private readonly description: string | undefined;
   private readonly scheme: SecurityScheme;
 
@@ -49,6 +60,12 @@ export class BasicAuth extends Authenticator implements Describable {
     }
     checkOptionNames('BasicAuth', options, OPTION_NAMES);
     this.validCredentials = validCredentials;
+    this.tenants = checkTenantLists(
+      'BasicAuth',
+      options.tenants,
+      'usernames',
+      (user) => `user ${JSON.stringify(user)}`,
+    );
     this.description = options.description;
     this.scheme = new SecurityScheme({
       authType: 'http',
@@ -75,7 +92,12 @@ export class BasicAuth extends Authenticator implements Describable {
     const known = typeof stored === 'string';
     const passwordMatches = constantTimeEquals(known ? stored : UNKNOWN_USER_PASSWORD, password);
     if (!known || !passwordMatches) throw new UnauthenticatedError('Invalid username or password');
-    return new SecurityContext({ principalId: username, token: credentials, expiresAt: null });
+    return new SecurityContext({
+      principalId: username,
+      token: credentials,
+      expiresAt: null,
+      metadata: tenantMetadata(this.tenants, username),
+    });
   }
 
   async refreshToken(context: SecurityContext): Promise<SecurityContext> {
@@ -85,6 +107,7 @@ export class BasicAuth extends Authenticator implements Describable {
   describe(): ComponentDescriptor {
     const options: Record<string, unknown> = { validCredentials: this.validCredentials };
     if (this.description !== undefined) options.description = this.description;
+    if (this.tenants !== undefined) options.tenants = this.tenants;
     return describeComponent('@agent/auth', 'BasicAuth', options);
   }
 }

@@ -13,6 +13,7 @@ import { decodeCompactJwt } from './jwt-compact.js';
 import { setOwnProperty } from './own-property.js';
 import { SecurityContext } from './security-context.js';
 import { SecurityScheme } from './security-scheme.js';
+import { isStringList } from './tenant-lists.js';
 
 export const JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
 export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
@@ -44,8 +45,8 @@ const OPTION_NAMES = optionNames<BearerTokenAuthOptions>({
   now: true,
 });
 
-/** Claims that stay out of `metadata.claims` (RFC 7519 §4.1) plus our own `metadata` claim. */
-const REGISTERED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'metadata']);
+/** Claims that stay out of `metadata.claims` (RFC 7519 §4.1) plus our own `metadata` and `tenants` claims. */
+const REGISTERED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'metadata', 'tenants']);
 /** The range a JavaScript Date can represent, in seconds. */
 const MAX_NUMERIC_DATE = 8.64e12;
 const PREFIX = 'Token authentication failed: ';
@@ -179,6 +180,10 @@ export class BearerTokenAuth extends Authenticator implements Describable {
     for (const claim of ['sub', 'client_id'] as const) {
       if (payload[claim] !== undefined && typeof payload[claim] !== 'string') fail(`invalid ${claim} claim`);
     }
+    // A malformed restriction is refused rather than read as "no restriction".
+    if (payload.tenants !== undefined && !isStringList(payload.tenants)) fail('invalid tenants claim');
+    const inMetadata = isRecord(payload.metadata) ? payload.metadata.tenants : undefined;
+    if (inMetadata !== undefined && !isStringList(inMetadata)) fail('invalid metadata.tenants claim');
   }
 
   private contextFrom(token: string, payload: JsonObject): SecurityContext {
@@ -192,6 +197,7 @@ export class BearerTokenAuth extends Authenticator implements Describable {
       }
     }
     if (Object.keys(claims).length > 0) metadata.claims = claims;
+    if (payload.tenants !== undefined) metadata.tenants = [...(payload.tenants as string[])];
     return new SecurityContext({
       principalId,
       token,

@@ -53,6 +53,17 @@ describe('describe(): providers can be rebuilt from their descriptor', () => {
     expect(copy.securityScheme.toDict()).toEqual(original.securityScheme.toDict());
   });
 
+  it('APIKeyAuth and BasicAuth keep their tenant lists', async () => {
+    const keys = rebuild(
+      new publicApi.APIKeyAuth({ validKeys: { k1: [] }, tenants: { k1: ['acme'] } }).describe(),
+    );
+    expect((await keys.authenticate('k1')).metadata).toEqual({ tenants: ['acme'] });
+    const users = rebuild(
+      new publicApi.BasicAuth({ validCredentials: { u: 'p' }, tenants: { u: ['', 'acme'] } }).describe(),
+    );
+    expect((await users.authenticate('u:p')).metadata).toEqual({ tenants: ['', 'acme'] });
+  });
+
   it('BasicAuth', async () => {
     const copy = rebuild(new publicApi.BasicAuth({ validCredentials: { u: 'p' } }).describe());
     expect((await copy.authenticate('u:p')).principalId).toBe('u');

@@ -12,12 +12,12 @@ import { mintJwt } from './testing/index.js';
 describe('the providers refuse unknown option names', () => {
   it('APIKeyAuth', () => {
     expect(() => new APIKeyAuth({ validKeys: {}, keys: {} } as never)).toThrow(
-      'APIKeyAuth does not accept the option "keys"; accepted: description, validKeys',
+      'APIKeyAuth does not accept the option "keys"; accepted: description, tenants, validKeys',
     );
   });
   it('BasicAuth', () => {
     expect(() => new BasicAuth({ validCredentials: {}, users: {} } as never)).toThrow(
-      'BasicAuth does not accept the option "users"; accepted: description, validCredentials',
+      'BasicAuth does not accept the option "users"; accepted: description, tenants, validCredentials',
     );
   });
   it('BearerTokenAuth', () => {

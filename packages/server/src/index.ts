@@ -3,11 +3,21 @@ export {
   ServerPipeline,
   ServerCall,
   SHUTDOWN_REASON,
+  ANONYMOUS_PRINCIPAL,
+  resolveTenant,
+  type CallOwner,
   settlesWithin,
   type ServerPipelineOptions,
   type ServerState,
 } from './pipeline.js';
-export type { RequestInfo, HeaderBag, OperationName } from './request.js';
+export {
+  TENANT_HEADER,
+  requestedTenant,
+  type RequestInfo,
+  type HeaderBag,
+  type OperationName,
+} from './request.js';
+export { MAX_TENANT_LENGTH, TENANT_NAME_PATTERN, TENANT_RULE, isTenantName } from './tenant.js';
 export { TaskEventStream, failedEnding, MISSING_FINAL_MESSAGE, type StreamRuleHooks } from './stream-rule.js';
 export { withSecuritySchemes } from './card.js';
 // The logger and the error policy live in @agent/core (the runtime uses them too); re-exported for adapters.
@@ -16,6 +26,8 @@ export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from '@agent/core/inter
 export {
   checkOptionNames,
   lifecycleSettings,
+  tenantHeaders,
+  tenantOption,
   TRANSPORT_OPTION_NAMES,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_STOP_GRACE_MS,

@@ -11,8 +11,8 @@ import {
   type Logger,
 } from '@agent/core';
 import { finalStatusEvent } from '@agent/core/internal';
-import { APIKeyAuth } from '@agent/auth';
-import { ServerPipeline, SHUTDOWN_REASON } from './pipeline.js';
+import { APIKeyAuth, SecurityContext } from '@agent/auth';
+import { ANONYMOUS_PRINCIPAL, ServerPipeline, SHUTDOWN_REASON } from './pipeline.js';
 import type { RequestInfo } from './request.js';
 
 function capture(): { logger: Logger; lines: Record<string, unknown>[] } {
@@ -215,5 +215,152 @@ describe('ServerPipeline', () => {
     await expect(pipeline.stream(call, task()).next()).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     await expect(pipeline.cancel(call, { task_id: 't1' })).resolves.toMatchObject({ state: 'canceled' });
     expect(canceled).toEqual(['t1']);
+  });
+});
+
+/** Accepts the key `k` and hands the pipeline whatever `metadata.tenants` the case asks for. */
+class TenantListAuth extends APIKeyAuth {
+  constructor(private readonly restriction: unknown) {
+    super({ validKeys: { k: [] } });
+  }
+  override async authenticate(credentials: string): Promise<SecurityContext> {
+    const context = await super.authenticate(credentials);
+    const metadata = this.restriction === undefined ? {} : { tenants: this.restriction as string[] };
+    return new SecurityContext({ principalId: 'p-1', token: context.token, expiresAt: null, metadata });
+  }
+}
+
+describe('ServerPipeline tenants', () => {
+  function recording(): { pipeline: (auth?: APIKeyAuth) => ServerPipeline; seen: CallContext[] } {
+    const seen: CallContext[] = [];
+    const recorder = handler({
+      handleTask: async (t, ctx) => {
+        seen.push(ctx);
+        return { ...t, state: 'completed' };
+      },
+      async *handleTaskStreaming(t, ctx) {
+        seen.push(ctx);
+        yield finalStatusEvent({ ...t, state: 'completed' });
+      },
+    });
+    return {
+      seen,
+      pipeline: (authenticator) =>
+        new ServerPipeline({ transport: 'http', handler: recorder, authenticator }),
+    };
+  }
+
+  async function refusal(promise: Promise<unknown>): Promise<AgentError> {
+    const error = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AgentError);
+    return error as AgentError;
+  }
+
+  it('defaults to the tenant "" and the anonymous owner without an authenticator', async () => {
+    const { pipeline, seen } = recording();
+    const call = await pipeline().open(request());
+    expect(call.tenant).toBe('');
+    expect(call.owner).toEqual({ tenant: '', principal_id: ANONYMOUS_PRINCIPAL });
+    await pipeline().send(call, task());
+    expect(seen[0]!.tenant).toBe('');
+  });
+
+  it('reads the x-tenant header and hands it to the handler on send and stream', async () => {
+    const { pipeline, seen } = recording();
+    const p = pipeline();
+    const call = await p.open(request({ 'x-tenant': 'acme.eu:prod-1_a' }));
+    expect(call.tenant).toBe('acme.eu:prod-1_a');
+    await p.send(call, task());
+    await collect(p.stream(await p.open(request({ 'x-tenant': 'acme' })), task()));
+    expect(seen.map((ctx) => ctx.tenant)).toEqual(['acme.eu:prod-1_a', 'acme']);
+  });
+
+  it("prefers the wire's own carrier over the header", async () => {
+    const { pipeline } = recording();
+    const call = await pipeline().open({ ...request({ 'x-tenant': 'from-header' }), tenant: 'from-query' });
+    expect(call.tenant).toBe('from-query');
+  });
+
+  it.each([
+    ['a space', 'acme corp'],
+    ['a slash', 'acme/eu'],
+    ['129 characters', 'a'.repeat(129)],
+    ['a non-ASCII letter', 'acmé'],
+  ])('refuses a tenant with %s as INVALID_REQUEST, never echoing it', async (_, tenant) => {
+    const { pipeline } = recording();
+    const error = await refusal(pipeline().open(request({ 'x-tenant': tenant })));
+    expect(error.code).toBe('INVALID_REQUEST');
+    expect(error.message).not.toContain(tenant);
+  });
+
+  it('refuses an x-tenant header sent twice', async () => {
+    const { pipeline } = recording();
+    const twice: RequestInfo = { headers: { 'x-tenant': ['a', 'b'] }, signal: new AbortController().signal };
+    expect((await refusal(pipeline().open(twice))).code).toBe('INVALID_REQUEST');
+  });
+
+  it('accepts 128 characters', async () => {
+    const { pipeline } = recording();
+    const tenant = 'a'.repeat(128);
+    expect((await pipeline().open(request({ 'x-tenant': tenant }))).tenant).toBe(tenant);
+  });
+
+  it('lets a restricted principal act for a tenant of its list, owned by tenant and principal', async () => {
+    const { pipeline } = recording();
+    const call = await pipeline(new TenantListAuth(['acme', 'globex'])).open(
+      request({ 'x-api-key': 'k', 'x-tenant': 'globex' }),
+    );
+    expect(call.owner).toEqual({ tenant: 'globex', principal_id: 'p-1' });
+  });
+
+  it('refuses a tenant outside the list, and naming none, with PERMISSION_DENIED that names no tenant', async () => {
+    const { pipeline, seen } = recording();
+    const p = pipeline(new TenantListAuth(['acme-secret-tenant']));
+    const attempts: Record<string, string>[] = [
+      { 'x-api-key': 'k', 'x-tenant': 'globex' },
+      { 'x-api-key': 'k' },
+    ];
+    for (const headers of attempts) {
+      const error = await refusal(p.open(request(headers)));
+      expect(error.code).toBe('PERMISSION_DENIED');
+      expect(JSON.stringify(error.toJSON())).not.toContain('acme');
+      expect(JSON.stringify(error.toJSON())).not.toContain('globex');
+    }
+    expect(seen).toEqual([]);
+  });
+
+  it('allows naming none when the list holds ""', async () => {
+    const { pipeline } = recording();
+    expect(
+      (await pipeline(new TenantListAuth(['', 'acme'])).open(request({ 'x-api-key': 'k' }))).tenant,
+    ).toBe('');
+  });
+
+  it('fails closed on a restriction that is not a list', async () => {
+    const { pipeline } = recording();
+    const error = await refusal(
+      pipeline(new TenantListAuth('acme')).open(request({ 'x-api-key': 'k', 'x-tenant': 'acme' })),
+    );
+    expect(error.code).toBe('PERMISSION_DENIED');
+  });
+
+  it('authenticates before it looks at the tenant', async () => {
+    const { pipeline } = recording();
+    const error = await refusal(
+      pipeline(new TenantListAuth(['acme'])).open(request({ 'x-tenant': 'bad tenant' })),
+    );
+    expect(error.code).toBe('UNAUTHENTICATED');
+  });
+
+  it("runs a further call on a connection under the connection's tenant", async () => {
+    const { pipeline } = recording();
+    const p = pipeline();
+    const connection = await p.open(request({ 'x-tenant': 'acme' }));
+    const frame = p.openOn(connection, request({ 'x-tenant': 'other' }));
+    expect(frame.tenant).toBe('acme');
+    expect(frame.owner).toEqual({ tenant: 'acme', principal_id: ANONYMOUS_PRINCIPAL });
   });
 });

@@ -1,5 +1,7 @@
 import {
+  InvalidRequestError,
   MethodNotFoundError,
+  PermissionDeniedError,
   UnavailableError,
   ValidationError,
   type AgentCard,
@@ -15,7 +17,8 @@ import {
 import { normalizeHeaders, parseCancelRequest, readTaskPayload, toWireError } from '@agent/core/internal';
 import { authenticateRequest, type Authenticator } from '@agent/auth';
 import { withSecuritySchemes } from './card.js';
-import type { OperationName, RequestInfo } from './request.js';
+import { requestedTenant, type OperationName, type RequestInfo } from './request.js';
+import { isTenantName, TENANT_RULE } from './tenant.js';
 import { TaskEventStream } from './stream-rule.js';
 
 export type ServerState = 'starting' | 'ready' | 'stopping';
@@ -27,6 +30,34 @@ export const SHUTDOWN_REASON = 'server shutting down';
 const ABORT_GRACE_MS = 1000;
 
 const CANCEL_FIELDS = new Set(['task_id', 'id', 'reason', 'metadata']);
+
+/** The `principal_id` of a call's owner when the server has no authenticator. */
+export const ANONYMOUS_PRINCIPAL = 'anonymous';
+
+/** Whom a call acts for: the tenant it named (`""` by default) and the authenticated principal. */
+export interface CallOwner {
+  readonly tenant: string;
+  readonly principal_id: string;
+}
+
+/**
+ * The call's tenant, checked: its form first (INVALID_REQUEST), then the principal's restriction
+ * (`metadata.tenants`, PERMISSION_DENIED). The messages name neither the value nor the allowed
+ * tenants, so a refusal never tells a caller which tenants exist.
+ */
+export function resolveTenant(request: RequestInfo, security: SecurityContextLike | undefined): string {
+  const named = requestedTenant(request);
+  if (named !== undefined && !isTenantName(named)) {
+    throw new InvalidRequestError(`Invalid tenant: expected ${TENANT_RULE}`);
+  }
+  const tenant = named ?? '';
+  const allowed = security?.metadata?.tenants;
+  // A restriction that is not a list (a custom authenticator's mistake) allows nothing: fail closed.
+  if (allowed !== undefined && !(Array.isArray(allowed) && allowed.includes(tenant))) {
+    throw new PermissionDeniedError('The caller may not act for the tenant named');
+  }
+  return tenant;
+}
 
 export interface ServerPipelineOptions {
   transport: TransportKind;
@@ -46,13 +77,30 @@ export interface ServerPipelineOptions {
 export class ServerCall {
   /** The task this call works on, once known: a stop cancels it when the grace period is over. */
   taskId: string | undefined;
+  /** The tenant the call acts for (`""` when it named none), checked by {@link ServerPipeline.open}. */
+  readonly tenant: string;
+  /** Whom the call acts for, as the task store keys what it owns. */
+  readonly owner: CallOwner;
   private headerCopy: Record<string, string> | undefined;
 
+  /**
+   * `tenant` omitted: the one the request carries, as open() checked it. That is what an adapter
+   * gets when it builds a further call from an opened one over the same request (a batch entry, a
+   * detached cancel).
+   */
   constructor(
     readonly request: RequestInfo,
     readonly security: SecurityContextLike | undefined,
     readonly transport: TransportKind,
-  ) {}
+    tenant?: string,
+  ) {
+    const carried = tenant ?? requestedTenant(request);
+    this.tenant = typeof carried === 'string' ? carried : '';
+    this.owner = Object.freeze({
+      tenant: this.tenant,
+      principal_id: security?.principalId ?? ANONYMOUS_PRINCIPAL,
+    });
+  }
 
   /**
    * The handler's CallContext. The signal and the normalized header copy are built on first access,
@@ -64,6 +112,7 @@ export class ServerCall {
     const call = this;
     const ctx: CallContext = {
       transport: this.transport,
+      tenant: this.tenant,
       get signal() {
         return call.request.signal;
       },
@@ -118,28 +167,40 @@ export class ServerPipeline {
 
   /**
    * Step one of every operation, before any body is decoded: refuses while stopping, authenticates,
-   * and returns the call the operation runs under. Rejects with UNAVAILABLE or UNAUTHENTICATED.
+   * resolves the tenant ({@link resolveTenant}) and returns the call the operation runs under.
+   * Rejects with UNAVAILABLE, UNAUTHENTICATED, INVALID_REQUEST or PERMISSION_DENIED.
    */
   open(request: RequestInfo): Promise<ServerCall> {
     if (this.stateValue === 'stopping') {
       return Promise.reject(new UnavailableError('The server is stopping'));
     }
     const authenticator = this.authenticator;
-    if (!authenticator) return Promise.resolve(new ServerCall(request, undefined, this.transport));
+    if (!authenticator) return this.callFor(request, undefined);
     return authenticateRequest({ authenticator, headers: request.headers, query: request.query }).then(
-      (security) => new ServerCall(request, security, this.transport),
+      (security) => this.callFor(request, security),
       (error: unknown) => Promise.reject(this.wireError(error, 'authenticate')),
     );
+  }
+
+  private callFor(request: RequestInfo, security: SecurityContextLike | undefined): Promise<ServerCall> {
+    try {
+      return Promise.resolve(
+        new ServerCall(request, security, this.transport, resolveTenant(request, security)),
+      );
+    } catch (error) {
+      return Promise.reject(this.wireError(error, 'tenant'));
+    }
   }
 
   /**
    * A further request on a connection whose handshake {@link open} authenticated already (one frame
    * on a WebSocket), run under the connection's security context without authenticating again.
    * While stopping, `send` and `stream` refuse it like any new work; a cancel still passes, so a
-   * caller can stop its own task during the drain.
+   * caller can stop its own task during the drain. It acts for the connection's tenant, checked once
+   * at the handshake.
    */
   openOn(connection: ServerCall, request: RequestInfo): ServerCall {
-    return new ServerCall(request, connection.security, this.transport);
+    return new ServerCall(request, connection.security, this.transport, connection.tenant);
   }
 
   /** `send_task`: runs the task to its end and resolves with the finished Task. */

@@ -15,6 +15,12 @@ export interface RequestInfo {
   readonly signal: AbortSignal;
   readonly remoteAddress?: string | undefined;
   /**
+   * The tenant named through a carrier the wire decoded itself (the WebSocket handshake's `tenant`
+   * query, which browsers need because they cannot set headers). Absent: the `x-tenant` header (gRPC
+   * metadata arrives as headers too). Either way the pipeline checks it.
+   */
+  readonly tenant?: string | undefined;
+  /**
    * Called when a stop's grace period is over and this request is still running, after its task was
    * canceled: the transport gives up on it (aborts its signal, ends its stream).
    */
@@ -26,4 +32,18 @@ export type OperationName = 'send_task' | 'cancel_task' | 'get_card' | 'stream_t
 
 export interface PipelineSite {
   transport: TransportKind;
+}
+
+/** The header every header-carrying wire names the call's tenant in (lowercase, as in {@link HeaderBag}). */
+export const TENANT_HEADER = 'x-tenant';
+
+/**
+ * The tenant a request names, unchecked: the wire's own carrier first, else the `x-tenant` header.
+ * `undefined` when it names none; an array when the header came more than once (which is refused).
+ */
+export function requestedTenant(request: RequestInfo): string | readonly string[] | undefined {
+  if (request.tenant !== undefined) return request.tenant;
+  const value = request.headers[TENANT_HEADER];
+  if (Array.isArray(value)) return value.length === 1 ? value[0] : value;
+  return value;
 }

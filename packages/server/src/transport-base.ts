@@ -22,6 +22,8 @@ import { ServerPipeline } from './pipeline.js';
 import {
   checkOptionNames,
   lifecycleSettings,
+  tenantHeaders,
+  tenantOption,
   TRANSPORT_OPTION_NAMES,
   type TransportOptions,
 } from './transport-options.js';
@@ -66,6 +68,8 @@ export abstract class TransportBase<
   readonly stopGraceMs: number;
   readonly maxBodyBytes: number;
   readonly validateSchema: boolean;
+  /** Client side: the tenant every call names; `""` (the default tenant) when none was configured. */
+  readonly tenant: string;
   /** The configured URL; after `start()` the real one (with the real port when 0 was configured). */
   url: string;
   /** The configured port; after `start()` the one listened on. */
@@ -99,6 +103,7 @@ export abstract class TransportBase<
     }
     const credentials = clientCredentialsFrom(options);
     const settings = lifecycleSettings(options);
+    const tenant = tenantOption(options.tenant);
     this.definition = definition;
     this.kind = definition.kind;
     this.options = options;
@@ -106,6 +111,7 @@ export abstract class TransportBase<
     this.stopGraceMs = settings.stopGraceMs;
     this.maxBodyBytes = settings.maxBodyBytes;
     this.validateSchema = options.validateSchema === true;
+    this.tenant = tenant;
     this.authenticator = options.authenticator;
     this.tls = options.tls;
     this.logger = options.logger;
@@ -244,6 +250,17 @@ export abstract class TransportBase<
   }
 
   /**
+   * Client side: what every call carries as headers (or gRPC metadata, as `metadata`): the
+   * authorization ones and `x-tenant` for a tenant other than the default one.
+   */
+  protected async callHeaders(
+    credentials: 'headers' | 'metadata' = 'headers',
+  ): Promise<Record<string, string>> {
+    const auth = this.credentials ? await this.credentials[credentials]() : {};
+    return { ...auth, ...tenantHeaders(this.tenant) };
+  }
+
+  /**
    * True when the configured URL is one this machine can serve: one of the transport's schemes, a
    * local host (loopback, `*.localhost`, a wildcard, an interface address or the hostname) and a
    * valid port. With `url`, also true only when that URL points at this transport's own port.
@@ -270,6 +287,7 @@ export abstract class TransportBase<
       validateSchema: this.validateSchema,
       ...this.describeOptions(),
     };
+    if (this.tenant !== '') options.tenant = this.tenant;
     if (this.tls) options.tls = pemStrings(this.tls);
     if (this.credentials) options.credentials = this.credentials.credential;
     if (this.authenticator) {

@@ -1,8 +1,10 @@
-import type { Logger, TlsOptions } from '@agent/core';
+import { ValueError, type Logger, type TlsOptions } from '@agent/core';
 import { checkOptionNames, numberOption } from '@agent/core/internal';
 
 export { checkOptionNames };
 import type { Authenticator } from '@agent/auth';
+import { isTenantName, TENANT_RULE } from './tenant.js';
+import { TENANT_HEADER } from './request.js';
 
 /** The options every network transport shares: one lifecycle vocabulary. */
 export interface TransportOptions {
@@ -24,6 +26,11 @@ export interface TransportOptions {
   validateSchema?: boolean;
   /** Server side: where unexpected errors are logged (pino-compatible). Default: JSON lines on stderr. */
   logger?: Logger;
+  /**
+   * Client side: the tenant every call names (at most 128 characters of `[A-Za-z0-9._:-]`), sent
+   * through the wire's carrier (`x-tenant`). Default `""`, the default tenant, sent as no carrier at all.
+   */
+  tenant?: string;
 }
 
 export const TRANSPORT_OPTION_NAMES: readonly (keyof TransportOptions)[] = [
@@ -36,7 +43,22 @@ export const TRANSPORT_OPTION_NAMES: readonly (keyof TransportOptions)[] = [
   'maxBodyBytes',
   'validateSchema',
   'logger',
+  'tenant',
 ];
+
+/** Reads the client-side `tenant` option: `""` when absent, a ValueError when it breaks the rule. */
+export function tenantOption(value: unknown): string {
+  if (value === undefined) return '';
+  // The form the server pipeline checks, refused here before anything is sent.
+  if (!isTenantName(value))
+    throw new ValueError(`tenant must be ${TENANT_RULE}`, { data: { option: 'tenant' } });
+  return value;
+}
+
+/** The header that carries a non-default tenant (`{}` for the default tenant `""`). */
+export function tenantHeaders(tenant: string): Record<string, string> {
+  return tenant === '' ? {} : { [TENANT_HEADER]: tenant };
+}
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_STOP_GRACE_MS = 10_000;

@@ -9,7 +9,7 @@ import {
 } from '@agent/core';
 import { readTaskPayload } from '@agent/core/internal';
 import { TransportBase, type Listening, type ServerPipeline, type TransportDefinition } from '@agent/server';
-import { Metadata } from '@grpc/grpc-js';
+import type { Metadata } from '@grpc/grpc-js';
 import { GrpcClientPool } from './client.js';
 import { decodeInvokeResponse, encodeInvokeRequest, type InvokeOperation } from './codec.js';
 import { headersToMetadata } from './metadata.js';
@@ -98,7 +98,8 @@ export class GRPCTransport extends TransportBase<GRPCTransportOptions> {
     });
   }
 
+  /** The credentials as lowercase metadata, and `x-tenant` for a tenant other than the default one. */
   private async outgoingMetadata(): Promise<Metadata> {
-    return this.credentials ? headersToMetadata(await this.credentials.metadata()) : new Metadata();
+    return headersToMetadata(await this.callHeaders('metadata'));
   }
 }

@@ -28,7 +28,7 @@ export interface HttpClientOptions {
   /** Responses (success, error or one stream event) above this many bytes are refused with PAYLOAD_TOO_LARGE. */
   maxResponseBytes: number;
   tls?: TlsOptions | undefined;
-  /** Headers added to every request (authentication), resolved per call. */
+  /** Headers added to every request (authentication, the tenant), resolved per call. */
   headers(): Promise<Record<string, string>>;
   /** Called when a server answered 401, so cached credentials are not reused blindly. */
   onUnauthenticated(): void;

@@ -67,7 +67,7 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
       timeoutMs: this.timeoutMs,
       maxResponseBytes: this.maxResponseBytes,
       tls: this.tls,
-      headers: () => this.authHeaders(),
+      headers: () => this.callHeaders(),
       onUnauthenticated: () => this.credentials?.reset(),
     });
   }

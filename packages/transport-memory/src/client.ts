@@ -1,7 +1,7 @@
 /**
  * The caller's side of an in-process call: what a network client would put on the wire (credential
- * headers, query parameters) and its abort scope (its own signal, its deadline, and a stop that
- * gives up on the call).
+ * and tenant headers, query parameters) and its abort scope (its own signal, its deadline, and a
+ * stop that gives up on the call).
  */
 import { AgentError, DeadlineExceededError, UnavailableError } from '@agent/core';
 import { raceAbort } from '@agent/core/internal';
@@ -44,8 +44,8 @@ export class CallerScope {
   }
 
   /**
-   * What the pipeline is told about the call: the headers the caller's credentials built (names
-   * lowercase) and `send()`'s params standing in for a query string (`api_key` …).
+   * What the pipeline is told about the call: the headers the caller built (credentials and
+   * `x-tenant`, names lowercase) and `send()`'s params standing in for a query string (`api_key` …).
    */
   request(headers: Record<string, string>, params?: Record<string, string>): RequestInfo {
     return {

@@ -6,7 +6,7 @@ import type { TransportOptions } from '@agent/server';
  */
 export type RuntimeTransportOptions = Pick<
   TransportOptions,
-  'authenticator' | 'credentials' | 'timeoutMs' | 'stopGraceMs' | 'validateSchema' | 'logger'
+  'authenticator' | 'credentials' | 'timeoutMs' | 'stopGraceMs' | 'validateSchema' | 'logger' | 'tenant'
 >;
 
 /** Every option name RuntimeTransport accepts; any other is a ValueError. */
@@ -17,4 +17,5 @@ export const RUNTIME_OPTION_NAMES = [
   'stopGraceMs',
   'validateSchema',
   'logger',
+  'tenant',
 ] as const satisfies readonly (keyof RuntimeTransportOptions)[];

@@ -18,6 +18,8 @@ import {
   checkOptionNames,
   clientCredentialsFrom,
   lifecycleSettings,
+  tenantHeaders,
+  tenantOption,
   type TaskEventStream,
 } from '@agent/server';
 import { RUNTIME_SCHEME, runtimeUrl } from './agent-address.js';
@@ -50,6 +52,8 @@ export class RuntimeTransport implements Transport {
   readonly timeoutMs: number;
   readonly stopGraceMs: number;
   readonly validateSchema: boolean;
+  /** The tenant every call names; `""` (the default tenant) when none was configured. */
+  readonly tenant: string;
   private readonly logger: Logger | undefined;
   private credentials: ClientCredentials | undefined;
   private registry = new AgentRegistry();
@@ -62,6 +66,7 @@ export class RuntimeTransport implements Transport {
     checkOptionNames('RuntimeTransport', options, RUNTIME_OPTION_NAMES);
     this.credentials = clientCredentialsFrom(options);
     const settings = lifecycleSettings(options);
+    this.tenant = tenantOption(options.tenant);
     this.authenticator = options.authenticator;
     this.timeoutMs = settings.timeoutMs;
     this.stopGraceMs = settings.stopGraceMs;
@@ -76,8 +81,8 @@ export class RuntimeTransport implements Transport {
   }
 
   /**
-   * A client of the same agents with options of its own — typically other `credentials` (the
-   * authenticator defaults to this transport's). The agents stay served by the transport that
+   * A client of the same agents with options of its own — typically other `credentials` or another
+   * `tenant` (the authenticator defaults to this transport's; the tenant does not carry over). The agents stay served by the transport that
    * registered them: its authenticator checks the view's calls, its `stop()` drains them.
    */
   client(options: RuntimeTransportOptions = {}): RuntimeTransport {
@@ -284,13 +289,17 @@ export class RuntimeTransport implements Transport {
     });
   }
 
-  /** What the caller's credentials build, names lowercase; a refusal is a scrubbed UnauthenticatedError. */
+  /**
+   * What a network client would send as headers, names lowercase: what the caller's credentials build
+   * (a refusal is a scrubbed UnauthenticatedError) and `x-tenant` for a tenant other than the default.
+   */
   private async outgoingHeaders(): Promise<Record<string, string>> {
     const headers: Record<string, string> = {};
-    if (!this.credentials) return headers;
-    for (const [name, value] of Object.entries(await this.credentials.headers())) {
-      headers[name.toLowerCase()] = value;
+    if (this.credentials) {
+      for (const [name, value] of Object.entries(await this.credentials.headers())) {
+        headers[name.toLowerCase()] = value;
+      }
     }
-    return headers;
+    return { ...headers, ...tenantHeaders(this.tenant) };
   }
 }

@@ -39,7 +39,7 @@ export interface ClientSettings {
   /** Default deadline of a unary call and of the wait for a stream's headers; 0 = none. */
   timeoutMs: number;
   maxResponseBytes: number;
-  /** The authorization headers to send (`{}` without credentials). */
+  /** The headers every call sends: authorization and the tenant (`{}` with neither). */
   headers(): Promise<Record<string, string>>;
   /** The server refused the credentials: the next call authenticates again. */
   onRefused(): void;

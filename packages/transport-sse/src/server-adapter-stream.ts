@@ -7,7 +7,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { isFinalEvent, MethodNotFoundError, type AgentError, type TaskEvent } from '@agent/core';
-import { ServerCall, type RequestInfo, type ServerPipeline } from '@agent/server';
+import type { RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
 import { CLIENT_GONE, writeError, type RequestScope } from '@agent/server/node';
 import {
   encodeErrorFrame,
@@ -208,7 +208,7 @@ async function cancelForDisconnect(pipeline: ServerPipeline, call: ServerCall): 
     query: call.request.query,
     signal: new AbortController().signal,
   };
-  const detached = new ServerCall(request, call.security, call.transport);
+  const detached = pipeline.openOn(call, request);
   // The task may have ended meanwhile (not found / not cancelable): nothing left to do then.
   await pipeline
     .cancel(detached, { task_id: call.taskId, reason: DISCONNECT_CANCEL_REASON })

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError, NotFoundError, ParseError, type AgentCard } from '@agent/core';
-import { ServerCall, type RequestInfo, type ServerPipeline } from '@agent/server';
+import type { RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
 import {
   answerAfterDrain,
   isRouteMiss,
@@ -142,9 +142,7 @@ export class SSEServerAdapter {
     } else {
       // Each entry is its own call (the pipeline tracks it until it answers) under the one authentication.
       const replies = await Promise.all(
-        body.map((entry) =>
-          this.answerOne(new ServerCall(call.request, call.security, call.transport), entry),
-        ),
+        body.map((entry) => this.answerOne(this.pipeline.openOn(call, call.request), entry)),
       );
       const present = replies.filter((entry) => entry !== undefined);
       reply = present.length === 0 ? undefined : present;

@@ -30,7 +30,7 @@ export class SSETransport extends TransportBase<SSETransportOptions> {
       tls: this.tls,
       timeoutMs: this.timeoutMs,
       maxResponseBytes: this.sse.maxResponseBytes,
-      headers: () => this.authHeaders(),
+      headers: () => this.callHeaders(),
       onRefused: () => this.credentials?.reset(),
     });
   }

@@ -25,8 +25,8 @@ export interface WebSocketClientOptions {
   maxBodyBytes: number;
   maxQueuedEvents: number;
   tls: TlsOptions | undefined;
-  /** The authorization headers of a handshake (`{}` without credentials). */
-  authHeaders(): Promise<Record<string, string>>;
+  /** The headers of a handshake: authorization and the tenant (`{}` with neither). */
+  handshakeHeaders(): Promise<Record<string, string>>;
   /** The server refused the credential: the next handshake authenticates afresh. */
   onRefused(): void;
 }
@@ -136,7 +136,7 @@ export class WebSocketClient {
   }
 
   private async open(socketUrl: string): Promise<ClientConnection> {
-    const headers = await this.options.authHeaders();
+    const headers = await this.options.handshakeHeaders();
     try {
       return await ClientConnection.open({
         url: socketUrl,

@@ -176,13 +176,14 @@ export class SocketSession {
     });
   }
 
-  /** What the pipeline knows of one frame: the handshake's headers and query, the frame's own signal. */
+  /** What the pipeline knows of one frame: the handshake's headers, query and tenant, the frame's own signal. */
   private requestOf(entry: InFlight): RequestInfo {
-    const { headers, query, remoteAddress } = this.options.handshake.request;
+    const { headers, query, remoteAddress, tenant } = this.options.handshake.request;
     return {
       headers,
       query,
       remoteAddress,
+      tenant,
       signal: entry.controller.signal,
       abort: (reason) => {
         entry.answerOnAbort = true;

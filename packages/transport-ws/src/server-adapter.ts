@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { InvalidRequestError, NotFoundError, UnavailableError } from '@agent/core';
-import { settlesWithin, type ServerCall, type ServerPipeline } from '@agent/server';
+import { settlesWithin, TENANT_HEADER, type ServerCall, type ServerPipeline } from '@agent/server';
 import { answerAfterDrain, errorAnswer, writeError } from '@agent/server/node';
 import { WebSocketServer } from 'ws';
 import type { ConnectionKind } from './codec.js';
@@ -24,8 +24,8 @@ const CLOSE_GRACE_MS = 1000;
 /**
  * The server side of the WebSocket wire, under `NodeHost` (which owns the listener, TLS, `/healthz`
  * and `/readyz`). An upgrade on the data or control path is authenticated by `pipeline.open`
- * (headers, else the `api_key`/`apikey`/`token` query) before any socket exists; each accepted
- * socket is served by a {@link SocketSession}.
+ * (headers, else the `api_key`/`apikey`/`token` query; the tenant from `X-Tenant`, else the
+ * `tenant` query) before any socket exists; each accepted socket is served by a {@link SocketSession}.
  */
 export class WsServerAdapter {
   private readonly pipeline: ServerPipeline;
@@ -61,17 +61,25 @@ export class WsServerAdapter {
     if (!target) return refuseUpgrade(socket, new InvalidRequestError('Malformed request target'));
     const kind = this.paths.kindOf(target.pathname);
     if (!kind) return refuseUpgrade(socket, new NotFoundError(`No WebSocket endpoint at ${target.pathname}`));
+    const tenants = target.searchParams.getAll('tenant');
     const scope = new AbortController();
     this.pipeline
       .open({
         headers: req.headers,
-        // Browsers cannot set headers on a WebSocket: credentials may come in the query instead.
+        // Browsers cannot set headers on a WebSocket: credentials and the tenant may come in the
+        // query instead. A tenant header wins over the query, as credential headers do.
         query: target.searchParams,
+        tenant: req.headers[TENANT_HEADER] === undefined ? tenants[0] : undefined,
         signal: scope.signal,
         remoteAddress: req.socket.remoteAddress,
       })
       .then(
-        (handshake) => this.accept(req, socket, head, { kind, handshake, scope }),
+        (handshake) =>
+          // Two values would let a proxy and this server each read a different one. Refused after
+          // authentication, as the pipeline refuses a repeated X-Tenant header.
+          tenants.length > 1
+            ? refuseUpgrade(socket, new InvalidRequestError('More than one tenant query parameter'))
+            : this.accept(req, socket, head, { kind, handshake, scope }),
         (error: unknown) => refuseUpgrade(socket, error),
       )
       // Never let a failed upgrade become an unhandled rejection: that would end the process.

@@ -39,7 +39,7 @@ export class WebSocketTransport extends TransportBase<WebSocketTransportOptions>
       maxBodyBytes: this.maxBodyBytes,
       maxQueuedEvents: this.settings.maxQueuedEvents,
       tls: this.tls,
-      authHeaders: () => this.authHeaders(),
+      handshakeHeaders: () => this.callHeaders(),
       onRefused: () => this.credentials?.reset(),
     });
   }

@@ -22,7 +22,8 @@ interface Running {
 
 /**
  * The contract suite's handler, driven by the first word of the first message:
- * `echo <text>`, `throw` (a plain Error carrying {@link SECRET_MESSAGE}), `throw-later` (streams one
+ * `echo <text>`, `echo-tenant` (answers `String(ctx.tenant)`, so a missing tenant reads
+ * `undefined`), `throw` (a plain Error carrying {@link SECRET_MESSAGE}), `throw-later` (streams one
  * event first), `missing` (an AgentError of its own), `unfinished` (a stream that ends without a
  * final status), `wait <ms>` and `hold` (runs until canceled; both honour the call's signal).
  * Every call is recorded, so a case can assert that the handler was never reached.
@@ -56,6 +57,8 @@ export class ContractHandler implements TaskHandler {
       case 'wait':
       case 'hold':
         return this.run(task, ctx, command === 'wait' ? Number(text) : undefined);
+      case 'echo-tenant':
+        return completed(task, String(ctx.tenant));
       default:
         return completed(task, text);
     }
@@ -86,15 +89,16 @@ export class ContractHandler implements TaskHandler {
         return;
       }
       default: {
+        const answer = command === 'echo-tenant' ? String(ctx.tenant) : text;
         yield {
           type: 'task.artifact',
           task_id: task.id,
-          artifact: createArtifact(text),
+          artifact: createArtifact(answer),
           append: false,
           last_chunk: true,
           timestamp: nowIso(),
         };
-        const done = completed(task, text);
+        const done = completed(task, answer);
         yield status(done, 'completed', true);
       }
     }

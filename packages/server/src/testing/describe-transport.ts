@@ -21,6 +21,8 @@ import { INTERNAL_MESSAGE } from '@agent/core/internal';
 import { SHUTDOWN_REASON } from '../pipeline.js';
 
 const API_KEY = 'contract-key-7f3a9c1e5b2d';
+/** A key restricted to two tenants (and not to the default one). */
+const TENANT_KEY = 'contract-tenant-key-4d8e2a6c';
 const LEAKY_CREDENTIAL = 'sk-live-0123456789abcdefghij';
 
 /** A logger that keeps every line, so a case can find the one carrying an `error_id`. */
@@ -99,6 +101,8 @@ function carriesNoPartOf(text: string, secret: string): boolean {
   for (let i = 0; i + 8 <= secret.length; i++) if (text.includes(secret.slice(i, i + 8))) return false;
   return true;
 }
+
+const OPERATIONS = ['send_task', 'stream_task', 'cancel_task', 'get_card'] as const;
 
 function wireText(error: AgentError): string {
   return JSON.stringify({ code: error.code, message: error.message, data: error.data });
@@ -340,6 +344,100 @@ export function describeTransport(harness: TransportHarness): void {
         expect(error.code).toBe('UNAUTHENTICATED');
         expect(carriesNoPartOf(wireText(error), LEAKY_CREDENTIAL)).toBe(true);
         expect(s.handler.calls).toEqual([]);
+      });
+    });
+
+    describe('tenants', () => {
+      const tenantAuth = (): APIKeyAuth =>
+        new APIKeyAuth({
+          validKeys: { [API_KEY]: [], [TENANT_KEY]: [] },
+          tenants: { [TENANT_KEY]: ['acme', 'globex.eu:prod-1_a'] },
+        });
+      const restricted = (tenant?: string): ContractClientOptions => ({
+        authenticator: tenantAuth(),
+        credentials: TENANT_KEY,
+        ...(tenant === undefined ? {} : { tenant }),
+      });
+
+      async function answers(s: Setup): Promise<{ sent: unknown; streamed: unknown }> {
+        const sent = (await send(s, 'echo-tenant')).messages.at(-1)?.parts[0]?.content;
+        const events = await collect(s.client.subscribe(s.url, createTask('echo-tenant')));
+        const streamed = finals(events)[0]?.task?.messages.at(-1)?.parts[0]?.content;
+        return { sent, streamed };
+      }
+
+      it('hands a named tenant to the handler on send and stream', async () => {
+        const s = await setup({}, { tenant: 'globex.eu:prod-1_a' });
+        expect(await answers(s)).toEqual({ sent: 'globex.eu:prod-1_a', streamed: 'globex.eu:prod-1_a' });
+      });
+
+      it('hands the default tenant "" to the handler when the call names none', async () => {
+        const s = await setup();
+        expect(await answers(s)).toEqual({ sent: '', streamed: '' });
+      });
+
+      it('serves a restricted key naming one of its tenants', async () => {
+        const s = await setup({ authenticator: tenantAuth() }, restricted('acme'));
+        expect(await answers(s)).toEqual({ sent: 'acme', streamed: 'acme' });
+        expect((await failure(cancel(s, 'nope'))).code).toBe('TASK_NOT_FOUND');
+      });
+
+      it('leaves a key without a tenant list free to name any tenant', async () => {
+        const s = await setup(
+          { authenticator: tenantAuth() },
+          { authenticator: tenantAuth(), credentials: API_KEY, tenant: 'initech' },
+        );
+        expect(await answers(s)).toEqual({ sent: 'initech', streamed: 'initech' });
+      });
+
+      function operation(s: Setup, name: (typeof OPERATIONS)[number]): Promise<unknown> {
+        const task = createTask('echo-tenant');
+        switch (name) {
+          case 'send_task':
+            return send(s, 'echo-tenant', task);
+          case 'stream_task':
+            return collect(s.client.subscribe(s.url, task));
+          case 'cancel_task':
+            return cancel(s, task.id);
+          case 'get_card':
+            return s.client.send(CLIENT_OPERATIONS.get_card, s.url);
+        }
+      }
+
+      it.each(OPERATIONS)(
+        "refuses %s naming a tenant outside the key's list with PERMISSION_DENIED, before the handler",
+        async (name) => {
+          const s = await setup({ authenticator: tenantAuth() }, restricted('initech'));
+          const error = await failure(operation(s, name));
+          expect(error.code).toBe('PERMISSION_DENIED');
+          // The refusal does not tell the caller which tenants exist.
+          expect(wireText(error)).not.toMatch(/acme|globex/);
+          expect(s.handler.calls).toEqual([]);
+        },
+      );
+
+      it('refuses a restricted key naming no tenant (its list lacks "") with PERMISSION_DENIED', async () => {
+        const s = await setup({ authenticator: tenantAuth() }, restricted());
+        expect((await failure(send(s, 'echo-tenant'))).code).toBe('PERMISSION_DENIED');
+        expect((await failure(collect(s.client.subscribe(s.url, createTask('echo-tenant'))))).code).toBe(
+          'PERMISSION_DENIED',
+        );
+        expect(s.handler.calls).toEqual([]);
+      });
+
+      it('refuses a malformed tenant with INVALID_REQUEST, before the handler', async () => {
+        const s = await setup({}, { tenant: 'acme' });
+        // The client refuses a malformed tenant option itself (ValueError); overriding its field is
+        // the way to put one on the wire and reach the server's own rule.
+        Object.defineProperty(s.client, 'tenant', { value: 'acme corp/eu', configurable: true });
+        expect((await failure(send(s, 'echo-tenant'))).code).toBe('INVALID_REQUEST');
+        expect(s.handler.calls).toEqual([]);
+      });
+
+      it('refuses a malformed tenant option on the client with a ValueError', () => {
+        expect(thrown(() => harness.construct({ tenant: 'a'.repeat(129) }))).toMatchObject({
+          code: 'VALUE_ERROR',
+        });
       });
     });
 

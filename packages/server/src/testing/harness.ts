@@ -14,6 +14,8 @@ export interface ContractServerOptions {
 export interface ContractClientOptions {
   authenticator?: Authenticator;
   credentials?: string;
+  /** Passed as the client's shared `tenant` option: the tenant every call names. */
+  tenant?: string;
 }
 
 /** How the transport's health and readiness are asked for; absent where the wire has none. */
