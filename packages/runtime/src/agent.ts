@@ -28,7 +28,7 @@ import {
 } from '@agent/core';
 import { checkOptionNames, isRecord, numberOption, optionNames, raceAbort } from '@agent/core/internal';
 import type { Authenticator } from '@agent/auth';
-import { RunRecorder, type EventSink, type RunStore } from '@agent/events';
+import { DEFAULT_OWNER, RunRecorder, type EventSink, type RunStore, type TaskOwner } from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';
 import { authorizeAction, performAction, runTool, type ActionScope } from './authorize.js';
 import { BudgetTracker } from './budget-tracker.js';
@@ -250,7 +250,7 @@ export class Agent implements TaskHandler {
     this.baseCard = { ...this.baseCard, ...structuredClone(patch), name: this.baseCard.name };
   }
 
-  /** Ids of the tasks running now. */
+  /** Ids of the tasks running now, of every owner. */
   get activeTaskIds(): string[] {
     return this.registry.ids;
   }
@@ -276,9 +276,7 @@ export class Agent implements TaskHandler {
 
   /** Cancels running tasks (reason `agent stopping`), waits for them, then stops the transport. Idempotent. */
   async stop(): Promise<void> {
-    const running = this.registry.ids
-      .map((id) => this.registry.get(id))
-      .filter((entry) => entry !== undefined);
+    const running = this.registry.entries;
     for (const entry of running) if (entry.finalState === null) entry.token.cancel('agent stopping');
     await Promise.all(running.map((entry) => entry.done));
     await Promise.all([...this.childCancels]);
@@ -289,9 +287,9 @@ export class Agent implements TaskHandler {
     return this.tools.register(definition);
   }
 
-  /** The live token of an active task, or undefined. */
-  getCancellationToken(taskId: string): CancellationToken | undefined {
-    return this.registry.get(taskId)?.token;
+  /** The live token of an active task of the caller's owner, or undefined. */
+  getCancellationToken(taskId: string, ctx?: CallContext): CancellationToken | undefined {
+    return this.registry.get(taskOwner(ctx), taskId)?.token;
   }
 
   handleTask(task: Task, ctx?: CallContext): Promise<Task> {
@@ -303,26 +301,31 @@ export class Agent implements TaskHandler {
    * failed (with `metadata.error`) or canceled. Rejects only for input that is not a task or a
    * task id that is already running.
    */
-  async runTask(task: Task, _ctx?: CallContext): Promise<Task> {
-    const run = this.startRun(task, null);
+  async runTask(task: Task, ctx?: CallContext): Promise<Task> {
+    const run = this.startRun(task, null, taskOwner(ctx));
     void this.drive(run);
     return run.done;
   }
 
   /** Runs a task and yields its events as they happen, ending with exactly one final `task.status`. */
-  async *handleTaskStreaming(task: Task, _ctx?: CallContext): AsyncIterable<TaskEvent> {
+  async *handleTaskStreaming(task: Task, ctx?: CallContext): AsyncIterable<TaskEvent> {
     const queue = new EventQueue<TaskEvent>(this.streamBufferSize);
-    const run = this.startRun(task, queue);
+    const run = this.startRun(task, queue, taskOwner(ctx));
     void this.drive(run);
     // Leaving the loop early detaches the queue (the run goes on): it is not a cancel.
     yield* queue;
   }
 
-  async cancelTask(taskId: string, reason?: string, _ctx?: CallContext): Promise<Task> {
+  /**
+   * Cancels one of the caller's own tasks. Another owner's task, running or finished, is answered
+   * exactly as an unknown id is, so a cancel never tells a stranger that an id exists.
+   */
+  async cancelTask(taskId: string, reason?: string, ctx?: CallContext): Promise<Task> {
     if (typeof taskId !== 'string' || taskId === '') throw new ValueError('cancelTask needs a task id');
-    const entry = this.registry.get(taskId);
+    const owner = taskOwner(ctx);
+    const entry = this.registry.get(owner, taskId);
     if (!entry) {
-      if (this.registry.finishedTask(taskId))
+      if (this.registry.finishedTask(owner, taskId))
         throw new TaskNotCancelableError(`Task ${taskId} has already finished`, {
           data: { task_id: taskId },
         });
@@ -340,20 +343,25 @@ export class Agent implements TaskHandler {
     return entry.done;
   }
 
-  async getTask(taskId: string, _ctx?: CallContext): Promise<Task | null> {
-    const entry = this.registry.get(taskId);
+  /** One of the caller's own tasks; `null` for an unknown id and for another owner's task. */
+  async getTask(taskId: string, ctx?: CallContext): Promise<Task | null> {
+    const owner = taskOwner(ctx);
+    const entry = this.registry.get(owner, taskId);
     if (entry) return structuredClone(entry.task);
-    const finished = this.registry.finishedTask(taskId);
+    const finished = this.registry.finishedTask(owner, taskId);
     if (finished) return structuredClone(finished);
-    const record = this.runStore ? await this.runStore.getTaskRecord(taskId) : null;
+    const record = this.runStore ? await this.runStore.getTaskRecord(taskId, owner) : null;
     return record ? record.task : null;
   }
 
-  async listTasks(query: ListTasksQuery, _ctx?: CallContext): Promise<Task[]> {
-    if (this.runStore) return (await this.runStore.listTaskRecords(query)).map((record) => record.task);
-    const tasks = this.registry.ids
-      .map((id) => this.registry.get(id)?.task)
-      .filter((task): task is Task => task !== undefined);
+  /** The caller's own tasks: from the run store when there is one, else those running now. */
+  async listTasks(query: ListTasksQuery, ctx?: CallContext): Promise<Task[]> {
+    const owner = taskOwner(ctx);
+    if (this.runStore)
+      return (await this.runStore.listTaskRecords({ ...query, owner })).map((record) => record.task);
+    const tasks = this.registry.entries
+      .filter((entry) => sameOwner(entry.owner, owner))
+      .map((entry) => entry.task);
     return tasks
       .filter((task) => query.state === undefined || task.state === query.state)
       .slice(0, query.limit ?? tasks.length)
@@ -491,7 +499,7 @@ export class Agent implements TaskHandler {
     }
   }
 
-  private startRun(input: Task, queue: EventQueue<TaskEvent> | null): TaskRun {
+  private startRun(input: Task, queue: EventQueue<TaskEvent> | null, owner: TaskOwner): TaskRun {
     const task = validateTask(cloneInput(input));
     const context = RunContext.ensureTaskContext(task, { agentName: this.name });
     const budget = (this.budget ?? new RunBudget()).combine(context.budget);
@@ -505,7 +513,7 @@ export class Agent implements TaskHandler {
       ? new RunRecorder({ agentName: this.name, context: context.toDict() })
       : null;
     task.state = 'working';
-    run = new TaskRun(this.host, task, context, token, tracker, queue, recorder);
+    run = new TaskRun(this.host, task, context, token, tracker, queue, recorder, owner);
     this.registry.register(run);
     return run;
   }
@@ -548,6 +556,22 @@ export class Agent implements TaskHandler {
       .finally(() => this.childCancels.delete(pending));
     this.childCancels.add(pending);
   }
+}
+
+/**
+ * Whom a call acts for: its tenant and authenticated principal. A call without a context (direct
+ * library use) acts for the default owner, as does a call that names no tenant and has no principal.
+ */
+function taskOwner(ctx: CallContext | undefined): TaskOwner {
+  if (!ctx) return { ...DEFAULT_OWNER };
+  return {
+    tenant: ctx.tenant ?? DEFAULT_OWNER.tenant,
+    principal_id: ctx.security?.principalId ?? DEFAULT_OWNER.principal_id,
+  };
+}
+
+function sameOwner(a: TaskOwner, b: TaskOwner): boolean {
+  return a.tenant === b.tenant && a.principal_id === b.principal_id;
 }
 
 function isCancellation(error: unknown, token: CancellationToken): boolean {

@@ -1,4 +1,5 @@
 import { TaskAlreadyRunningError, type Task } from '@agent/core';
+import type { TaskOwner } from '@agent/events';
 import type { CancellationToken } from './cancellation.js';
 
 /** A delegated child task that a parent cancel should also cancel (best effort). */
@@ -10,6 +11,8 @@ export interface Delegation {
 
 export interface ActiveTask {
   readonly taskId: string;
+  /** Whose task it is: only this owner can find, cancel or collide with it. */
+  readonly owner: TaskOwner;
   readonly token: CancellationToken;
   /** The live task (the runtime's own copy). */
   readonly task: Task;
@@ -29,8 +32,8 @@ export interface TaskRegistryOptions {
 }
 
 /**
- * The active-task registry: every running task by id, plus a bounded, time-limited memory of
- * finished ones. No timers: expiry is checked on access, so the registry holds no handles.
+ * The active-task registry: every running task by owner and id, plus a bounded, time-limited memory
+ * of finished ones. No timers: expiry is checked on access, so the registry holds no handles.
  */
 export class TaskRegistry {
   private readonly active = new Map<string, ActiveTask>();
@@ -45,8 +48,14 @@ export class TaskRegistry {
     this.now = options.now ?? Date.now;
   }
 
+  /** Ids of the running tasks of every owner (an id appears once per owner running it). */
   get ids(): string[] {
-    return [...this.active.keys()];
+    return [...this.active.values()].map((entry) => entry.taskId);
+  }
+
+  /** The running tasks of every owner. */
+  get entries(): ActiveTask[] {
+    return [...this.active.values()];
   }
 
   get size(): number {
@@ -54,40 +63,47 @@ export class TaskRegistry {
   }
 
   register(entry: ActiveTask): void {
-    if (this.active.has(entry.taskId)) {
+    const key = taskKey(entry.owner, entry.taskId);
+    if (this.active.has(key)) {
       throw new TaskAlreadyRunningError(`Task ${entry.taskId} is already running`, {
         data: { task_id: entry.taskId },
       });
     }
-    this.finished.delete(entry.taskId);
-    this.active.set(entry.taskId, entry);
+    this.finished.delete(key);
+    this.active.set(key, entry);
   }
 
-  get(taskId: string): ActiveTask | undefined {
-    return this.active.get(taskId);
+  get(owner: TaskOwner, taskId: string): ActiveTask | undefined {
+    return this.active.get(taskKey(owner, taskId));
   }
 
   /** Removes the active entry and remembers the finished task. */
-  complete(taskId: string, task: Task): void {
-    this.active.delete(taskId);
+  complete(entry: ActiveTask, task: Task): void {
+    const key = taskKey(entry.owner, entry.taskId);
+    if (this.active.get(key) === entry) this.active.delete(key);
     if (this.maxFinished <= 0 || this.retentionMs <= 0) return;
-    this.finished.delete(taskId);
-    this.finished.set(taskId, { task, at: this.now() });
+    this.finished.delete(key);
+    this.finished.set(key, { task, at: this.now() });
     this.prune();
   }
 
-  /** A recently finished task, or undefined when never seen or forgotten. */
-  finishedTask(taskId: string): Task | undefined {
+  /** A recently finished task of this owner, or undefined when never seen or forgotten. */
+  finishedTask(owner: TaskOwner, taskId: string): Task | undefined {
     this.prune();
-    return this.finished.get(taskId)?.task;
+    return this.finished.get(taskKey(owner, taskId))?.task;
   }
 
   private prune(): void {
     const cutoff = this.now() - this.retentionMs;
     // Map iteration is insertion order, so the oldest entries come first.
-    for (const [id, entry] of this.finished) {
-      if (this.finished.size > this.maxFinished || entry.at < cutoff) this.finished.delete(id);
+    for (const [key, entry] of this.finished) {
+      if (this.finished.size > this.maxFinished || entry.at < cutoff) this.finished.delete(key);
       else break;
     }
   }
+}
+
+/** One key per (owner, id); JSON keeps a tenant or principal that contains a separator unambiguous. */
+function taskKey(owner: TaskOwner, taskId: string): string {
+  return JSON.stringify([owner.tenant, owner.principal_id, taskId]);
 }

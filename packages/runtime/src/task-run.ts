@@ -19,7 +19,7 @@ import {
   sleep,
   toWireError,
 } from '@agent/core/internal';
-import type { EventSink, RunRecorder, RunStore } from '@agent/events';
+import type { EventSink, RunRecorder, RunStore, TaskOwner } from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';
 import { runTool, type ActionScope } from './authorize.js';
 import type { BudgetTracker } from './budget-tracker.js';
@@ -121,6 +121,7 @@ export class TaskRun implements ActiveTask {
     readonly tracker: BudgetTracker,
     private readonly queue: EventQueue<TaskEvent> | null,
     private readonly recorder: RunRecorder | null,
+    readonly owner: TaskOwner,
   ) {
     this.taskId = task.id;
     this.done = new Promise<Task>((resolve) => {
@@ -181,7 +182,7 @@ export class TaskRun implements ActiveTask {
       this.host.reportObserverError(error, 'finish');
       this.closed = true;
       const task = jsonClone(this.task);
-      this.host.registry.complete(this.taskId, task);
+      this.host.registry.complete(this, task);
       if (this.queue) {
         await this.queue.push(
           { ...finalStatusEvent(task), run_id: this.context.runId, agent_name: this.host.name } as TaskEvent,
@@ -228,7 +229,7 @@ export class TaskRun implements ActiveTask {
     }
     this.closed = true;
     const finalTask = jsonClone(task);
-    this.host.registry.complete(this.taskId, finalTask);
+    this.host.registry.complete(this, finalTask);
     const finalEvent = {
       ...finalStatusEvent(jsonClone(finalTask)),
       run_id: this.context.runId,
@@ -249,6 +250,7 @@ export class TaskRun implements ActiveTask {
     if (!store) return;
     try {
       await store.saveTaskSnapshot(snapshot, {
+        owner: this.owner,
         runContext: this.context.toDict(),
         agentName: this.host.name,
       });
