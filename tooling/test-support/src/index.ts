@@ -9,3 +9,8 @@ export {
   type TestAgentOptions,
   type TestCommand,
 } from './test-agent.js';
+export {
+  describeTenantOption,
+  type TenantOptionHarness,
+  type TenantTransport,
+} from './tenant-option-suite.js';

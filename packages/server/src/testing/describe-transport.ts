@@ -166,6 +166,21 @@ export function describeTransport(harness: TransportHarness): void {
       return s.client.send<Task>(CLIENT_OPERATIONS.cancel_task, s.url, body);
     }
 
+    /** One operation by name on a task whose first message is `text`: the cases that hold for each. */
+    function operation(s: Setup, name: (typeof OPERATIONS)[number], text: string): Promise<unknown> {
+      const task = createTask(text);
+      switch (name) {
+        case 'send_task':
+          return send(s, text, task);
+        case 'stream_task':
+          return collect(s.client.subscribe(s.url, task));
+        case 'cancel_task':
+          return cancel(s, task.id);
+        case 'get_card':
+          return s.client.send(CLIENT_OPERATIONS.get_card, s.url);
+      }
+    }
+
     afterEach(async () => {
       const all = open.splice(0);
       await Promise.all(all.reverse().map((transport) => transport.stop().catch(() => undefined)));
@@ -297,28 +312,12 @@ export function describeTransport(harness: TransportHarness): void {
     describe('authentication before the handler', () => {
       const auth = (): APIKeyAuth => new APIKeyAuth({ validKeys: { [API_KEY]: ['tasks'] } });
 
-      it.each(['send_task', 'stream_task', 'cancel_task', 'get_card'] as const)(
-        'refuses %s without credentials, and the handler never runs',
-        async (operation) => {
-          const s = await setup({ authenticator: auth() });
-          const task = createTask('echo secret');
-          const call = (): Promise<unknown> => {
-            switch (operation) {
-              case 'send_task':
-                return send(s, 'echo secret', task);
-              case 'stream_task':
-                return collect(s.client.subscribe(s.url, task));
-              case 'cancel_task':
-                return cancel(s, task.id);
-              case 'get_card':
-                return s.client.send(CLIENT_OPERATIONS.get_card, s.url);
-            }
-          };
-          const error = await failure(call);
-          expect(error.code).toBe('UNAUTHENTICATED');
-          expect(s.handler.calls).toEqual([]);
-        },
-      );
+      it.each(OPERATIONS)('refuses %s without credentials, and the handler never runs', async (name) => {
+        const s = await setup({ authenticator: auth() });
+        const error = await failure(operation(s, name, 'echo secret'));
+        expect(error.code).toBe('UNAUTHENTICATED');
+        expect(s.handler.calls).toEqual([]);
+      });
 
       it('serves every operation with valid credentials', async () => {
         const s = await setup({ authenticator: auth() }, { authenticator: auth(), credentials: API_KEY });
@@ -390,25 +389,11 @@ export function describeTransport(harness: TransportHarness): void {
         expect(await answers(s)).toEqual({ sent: 'initech', streamed: 'initech' });
       });
 
-      function operation(s: Setup, name: (typeof OPERATIONS)[number]): Promise<unknown> {
-        const task = createTask('echo-tenant');
-        switch (name) {
-          case 'send_task':
-            return send(s, 'echo-tenant', task);
-          case 'stream_task':
-            return collect(s.client.subscribe(s.url, task));
-          case 'cancel_task':
-            return cancel(s, task.id);
-          case 'get_card':
-            return s.client.send(CLIENT_OPERATIONS.get_card, s.url);
-        }
-      }
-
       it.each(OPERATIONS)(
         "refuses %s naming a tenant outside the key's list with PERMISSION_DENIED, before the handler",
         async (name) => {
           const s = await setup({ authenticator: tenantAuth() }, restricted('initech'));
-          const error = await failure(operation(s, name));
+          const error = await failure(operation(s, name, 'echo-tenant'));
           expect(error.code).toBe('PERMISSION_DENIED');
           // The refusal does not tell the caller which tenants exist.
           expect(wireText(error)).not.toMatch(/acme|globex/);
