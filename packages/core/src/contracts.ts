@@ -8,6 +8,9 @@ import type { AgentCard, JsonObject, Task } from './wire.js';
 
 export type TransportKind = 'http' | 'sse' | 'ws' | 'grpc' | 'memory';
 
+/** The principal a call acts as when the server has no authenticator (and the default task owner's). */
+export const ANONYMOUS_PRINCIPAL = 'anonymous';
+
 /** What a transport knows of the authenticated caller; `@agent/auth`'s SecurityContext satisfies it. */
 export interface SecurityContextLike {
   readonly principalId: string;

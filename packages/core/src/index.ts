@@ -99,6 +99,7 @@ export {
 } from './errors.js';
 export {
   CLIENT_OPERATIONS,
+  ANONYMOUS_PRINCIPAL,
   type TransportKind,
   type SecurityContextLike,
   type CallContext,

@@ -3,7 +3,6 @@ export {
   ServerPipeline,
   ServerCall,
   SHUTDOWN_REASON,
-  ANONYMOUS_PRINCIPAL,
   resolveTenant,
   type CallOwner,
   settlesWithin,
@@ -21,7 +20,14 @@ export { MAX_TENANT_LENGTH, TENANT_NAME_PATTERN, TENANT_RULE, isTenantName } fro
 export { TaskEventStream, failedEnding, MISSING_FINAL_MESSAGE, type StreamRuleHooks } from './stream-rule.js';
 export { withSecuritySchemes } from './card.js';
 // The logger and the error policy live in @agent/core (the runtime uses them too); re-exported for adapters.
-export { createJsonLogger, getDefaultLogger, silentLogger, type Logger, type LogLevel } from '@agent/core';
+export {
+  ANONYMOUS_PRINCIPAL,
+  createJsonLogger,
+  getDefaultLogger,
+  silentLogger,
+  type Logger,
+  type LogLevel,
+} from '@agent/core';
 export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from '@agent/core/internal';
 export {
   checkOptionNames,

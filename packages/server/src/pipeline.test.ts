@@ -12,7 +12,8 @@ import {
 } from '@agent/core';
 import { finalStatusEvent } from '@agent/core/internal';
 import { APIKeyAuth, SecurityContext } from '@agent/auth';
-import { ANONYMOUS_PRINCIPAL, ServerPipeline, SHUTDOWN_REASON } from './pipeline.js';
+import { ANONYMOUS_PRINCIPAL } from '@agent/core';
+import { ServerPipeline, SHUTDOWN_REASON } from './pipeline.js';
 import type { RequestInfo } from './request.js';
 
 function capture(): { logger: Logger; lines: Record<string, unknown>[] } {

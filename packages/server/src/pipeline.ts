@@ -1,4 +1,5 @@
 import {
+  ANONYMOUS_PRINCIPAL,
   InvalidRequestError,
   MethodNotFoundError,
   PermissionDeniedError,
@@ -30,9 +31,6 @@ export const SHUTDOWN_REASON = 'server shutting down';
 const ABORT_GRACE_MS = 1000;
 
 const CANCEL_FIELDS = new Set(['task_id', 'id', 'reason', 'metadata']);
-
-/** The `principal_id` of a call's owner when the server has no authenticator. */
-export const ANONYMOUS_PRINCIPAL = 'anonymous';
 
 /** Whom a call acts for: the tenant it named (`""` by default) and the authenticated principal. */
 export interface CallOwner {

@@ -2,7 +2,13 @@
  * RunStore: durable task snapshots and run reports, stored as JSON with indexed ids. Separate from
  * the key/value `Storage` for agent state: this one is append-mostly, indexed and prunable.
  */
-import type { JsonObject, RunContextData, Task, TaskEvent } from '@agent/core';
+import {
+  ANONYMOUS_PRINCIPAL,
+  type JsonObject,
+  type RunContextData,
+  type Task,
+  type TaskEvent,
+} from '@agent/core';
 import type { RunReport } from '../run-report.js';
 
 /** Who a task belongs to. Records of one owner are invisible to every other owner. */
@@ -12,7 +18,10 @@ export interface TaskOwner {
 }
 
 /** The owner of everything saved or read without an explicit owner (single-owner use). */
-export const DEFAULT_OWNER: Readonly<TaskOwner> = Object.freeze({ tenant: '', principal_id: 'anonymous' });
+export const DEFAULT_OWNER: Readonly<TaskOwner> = Object.freeze({
+  tenant: '',
+  principal_id: ANONYMOUS_PRINCIPAL,
+});
 
 /** A stored task snapshot: the indexed columns plus the whole (redacted) task. */
 export interface TaskRecord {
