@@ -4,7 +4,7 @@
  */
 import type { ComponentDescriptor } from './descriptor.js';
 import type { TaskEvent } from './task-event.js';
-import type { AgentCard, JsonObject, Task } from './wire.js';
+import type { AgentCard, JsonObject, Task, TaskState } from './wire.js';
 
 export type TransportKind = 'http' | 'sse' | 'ws' | 'grpc' | 'memory';
 
@@ -75,9 +75,45 @@ export const CLIENT_OPERATIONS = {
   cancel_task: { name: 'cancel_task', method: 'POST', path: '/tasks/cancel' },
   get_card: { name: 'get_card', method: 'GET', path: '/.well-known/agent.json' },
   stream_task: { name: 'stream_task', method: 'POST', path: '/tasks/stream', streaming: true },
+  get_task: { name: 'get_task', method: 'GET', path: '/tasks/{id}' },
+  list_tasks: { name: 'list_tasks', method: 'GET', path: '/tasks' },
+  subscribe_task: { name: 'subscribe_task', method: 'GET', path: '/tasks/{id}/events', streaming: true },
 } as const satisfies Record<string, ClientRequestSpec>;
 
 export type ClientOperationName = keyof typeof CLIENT_OPERATIONS;
+
+/** `get_task`'s payload: one of the caller's tasks, with at most `history_length` messages (newest kept). */
+export interface GetTaskRequest {
+  task_id: string;
+  history_length?: number;
+}
+
+/** `list_tasks`'s payload: one page of the caller's tasks, newest update first. */
+export interface ListTasksRequest {
+  session_id?: string;
+  state?: TaskState;
+  /** 1..100, default 50. */
+  page_size?: number;
+  /** The previous page's `next_page_token`. */
+  page_token?: string;
+}
+
+/** `list_tasks`'s answer; `next_page_token` is `""` on the last page. */
+export interface TaskList {
+  tasks: Task[];
+  next_page_token: string;
+}
+
+/** `subscribe_task`'s payload: the task's events after sequence `after` (default 0: all of them). */
+export interface SubscribeTaskRequest {
+  task_id: string;
+  after?: number;
+}
+
+export interface SubscribeTaskOptions extends SendOptions {
+  /** Only events whose `sequence` is larger (the last one seen). Default 0. */
+  after?: number;
+}
 
 export interface SendOptions {
   signal?: AbortSignal;
@@ -108,6 +144,12 @@ export interface Transport {
     options?: SendOptions,
   ): Promise<TResult>;
   subscribe(agentUrl: string, task: Task, options?: SendOptions): AsyncIterable<TaskEvent>;
+  /**
+   * One of the caller's tasks' events: those recorded after `options.after`, then live ones, ending
+   * after the final status (at once for a finished task). Rejects with TASK_NOT_FOUND for an id the
+   * caller does not own.
+   */
+  subscribeTask?(agentUrl: string, taskId: string, options?: SubscribeTaskOptions): AsyncIterable<TaskEvent>;
   authenticate(credentials: string): Promise<SecurityContextLike>;
   /** True when the configured URL is local to this transport's host and port. */
   validateUrl(): boolean;

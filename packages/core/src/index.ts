@@ -110,6 +110,11 @@ export {
   type ClientOperationName,
   type SendOptions,
   type Transport,
+  type GetTaskRequest,
+  type ListTasksRequest,
+  type TaskList,
+  type SubscribeTaskRequest,
+  type SubscribeTaskOptions,
 } from './contracts.js';
 export { handlerFromFunction, type FunctionHandlerOptions } from './operations.js';
 export type { TlsOptions } from './transport-url.js';

@@ -103,7 +103,7 @@ export function buildSchemas(strict: boolean) {
       metadata: object,
     },
   });
-  const eventBase = { task_id: nonEmpty, timestamp };
+  const eventBase = { task_id: nonEmpty, timestamp, sequence: { type: 'integer', minimum: 1 } };
   const taskEvent: Schema = {
     type: 'object',
     required: ['type', 'task_id', 'timestamp'],

@@ -5,7 +5,15 @@
  */
 import type { Artifact, JsonObject, Message, Task, TaskState } from './wire.js';
 
-export interface TaskStatusEvent {
+/**
+ * Set by the server as it records the event: 1-based, per task, without gaps. A subscriber that saw
+ * event `n` resubscribes with `after = n` and gets `n + 1…`.
+ */
+interface Sequenced {
+  sequence?: number;
+}
+
+export interface TaskStatusEvent extends Sequenced {
   type: 'task.status';
   task_id: string;
   state: TaskState;
@@ -16,7 +24,7 @@ export interface TaskStatusEvent {
   task?: Task;
 }
 
-export interface TaskArtifactEvent {
+export interface TaskArtifactEvent extends Sequenced {
   type: 'task.artifact';
   task_id: string;
   artifact: Artifact;
@@ -26,7 +34,7 @@ export interface TaskArtifactEvent {
   timestamp: string;
 }
 
-export interface LLMStreamEvent {
+export interface LLMStreamEvent extends Sequenced {
   type: 'llm.stream';
   task_id: string;
   delta: string;
@@ -55,6 +63,7 @@ export type RuntimeEventType = (typeof RUNTIME_EVENT_TYPES)[number];
 
 export interface RuntimeTaskEvent extends JsonObject {
   type: RuntimeEventType;
+  sequence?: number;
   task_id: string;
   timestamp: string;
 }

@@ -17,6 +17,9 @@ export {
   type OperationName,
 } from './request.js';
 export { MAX_TENANT_LENGTH, TENANT_NAME_PATTERN, TENANT_RULE, isTenantName } from './tenant.js';
+export { EventFeed, type FeedSource, type FeedHooks } from './event-feed.js';
+export { TaskLedger, LiveTask, ledgerFor, type TaskLookup } from './task-ledger.js';
+export { MAX_PAGE_SIZE } from './task-queries.js';
 export { TaskEventStream, failedEnding, MISSING_FINAL_MESSAGE, type StreamRuleHooks } from './stream-rule.js';
 export { withSecuritySchemes } from './card.js';
 // The logger and the error policy live in @agent/core (the runtime uses them too); re-exported for adapters.

@@ -21,6 +21,13 @@ function capture(): { logger: Logger; lines: Record<string, unknown>[] } {
   return { logger: createJsonLogger({ write: (line) => lines.push(JSON.parse(line)) }), lines };
 }
 
+const OWNER = { tenant: '', principal_id: ANONYMOUS_PRINCIPAL };
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(condition()).toBe(true);
+}
+
 function request(headers: Record<string, string> = {}): RequestInfo {
   return { headers, signal: new AbortController().signal };
 }
@@ -79,7 +86,7 @@ describe('ServerPipeline', () => {
     const call = await pipeline.open(request());
     const error = (await pipeline.cancel(call, { task_id: 'nope' }).catch((e: unknown) => e)) as AgentError;
     expect(error.code).toBe('TASK_NOT_FOUND');
-    expect(error.message).toBe('Task nope is not active');
+    expect(error.message).toBe('Task nope not found');
     expect(lines).toHaveLength(0);
   });
 
@@ -149,7 +156,10 @@ describe('ServerPipeline', () => {
     const last = events[2] as Extract<TaskEvent, { type: 'task.status' }>;
     expect(last).toMatchObject({ final: true, state: 'failed' });
     expect(last.task?.metadata.error).toMatchObject({ code: 'INTERNAL' });
-    expect(pipeline.activeCalls).toBe(0);
+    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3]);
+    // The run is an in-flight call until its last store write is done, a moment after the caller's end.
+    await until(() => pipeline.activeCalls === 0);
+    await expect(pipeline.tasks.lookup(OWNER, t.id)).resolves.toHaveProperty('record');
   });
 
   it('rejects the first next() of a stream that fails before its first event', async () => {
@@ -200,22 +210,30 @@ describe('ServerPipeline', () => {
 
   it('refuses new tasks on a call opened before the stop, but still lets it cancel', async () => {
     const canceled: string[] = [];
+    let finish: ((t: Task) => void) | undefined;
     const pipeline = new ServerPipeline({
       transport: 'ws',
       handler: handler({
+        handleTask: (t) => new Promise<Task>((resolve) => (finish = () => resolve(t))),
         cancelTask: async (id) => {
           canceled.push(id);
-          return { ...task(), id, state: 'canceled' };
+          const done: Task = { ...task(), id, state: 'canceled' };
+          finish?.(done);
+          return done;
         },
       }),
     });
     pipeline.markReady();
     const call = await pipeline.open(request());
+    const running = task();
+    const answer = pipeline.send(call, running);
+    await until(() => finish !== undefined);
     pipeline.beginStop();
     await expect(pipeline.send(call, task())).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     await expect(pipeline.stream(call, task()).next()).rejects.toMatchObject({ code: 'UNAVAILABLE' });
-    await expect(pipeline.cancel(call, { task_id: 't1' })).resolves.toMatchObject({ state: 'canceled' });
-    expect(canceled).toEqual(['t1']);
+    await expect(pipeline.cancel(call, { task_id: running.id })).resolves.toMatchObject({ state: 'canceled' });
+    expect(canceled).toEqual([running.id]);
+    await expect(answer).resolves.toMatchObject({ id: running.id });
   });
 });
 

@@ -1,26 +1,43 @@
 import {
   ANONYMOUS_PRINCIPAL,
+  AgentError,
   InvalidRequestError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  isTerminalState,
+  nowIso,
+  type TaskList,
+  type TaskStatusEvent,
   MethodNotFoundError,
   PermissionDeniedError,
   UnavailableError,
   ValidationError,
   type AgentCard,
-  type AgentError,
   type CallContext,
   type SecurityContextLike,
   type Task,
+  type TaskEvent,
   type TaskHandler,
   type TransportKind,
   getDefaultLogger,
   type Logger,
 } from '@agent/core';
-import { normalizeHeaders, parseCancelRequest, readTaskPayload, toWireError } from '@agent/core/internal';
+import {
+  finalStatusEvent,
+  normalizeHeaders,
+  parseCancelRequest,
+  readTaskPayload,
+  toWireError,
+} from '@agent/core/internal';
 import { authenticateRequest, type Authenticator } from '@agent/auth';
+import type { RunStore, TaskOwner } from '@agent/events';
 import { withSecuritySchemes } from './card.js';
+import { EventFeed, type FeedSource } from './event-feed.js';
 import { requestedTenant, type OperationName, type RequestInfo } from './request.js';
 import { isTenantName, TENANT_RULE } from './tenant.js';
-import { TaskEventStream } from './stream-rule.js';
+import { failedEnding, TaskEventStream } from './stream-rule.js';
+import { parseGetTask, parseList, parseSubscribe, withHistory } from './task-queries.js';
+import { ledgerFor, type LiveTask, type TaskLedger } from './task-ledger.js';
 
 export type ServerState = 'starting' | 'ready' | 'stopping';
 
@@ -66,6 +83,12 @@ export interface ServerPipelineOptions {
   validateSchema?: boolean;
   /** Receives the one log line per unexpected error. Default: JSON lines on stderr. */
   logger?: Logger | undefined;
+  /**
+   * Where tasks, their snapshots and their numbered events are recorded. Default: the handler's own
+   * `runStore` when it has one (an Agent's), else one in-memory store per handler. Pipelines that
+   * share a store share its running tasks too.
+   */
+  store?: RunStore | undefined;
 }
 
 /**
@@ -141,6 +164,8 @@ export class ServerPipeline {
   private stateValue: ServerState = 'starting';
   private readonly inFlight = new Set<ServerCall>();
   private drained: (() => void) | undefined;
+  /** The running tasks and the store every task, snapshot and event is recorded in. */
+  readonly tasks: TaskLedger;
 
   constructor(options: ServerPipelineOptions) {
     this.transport = options.transport;
@@ -148,6 +173,7 @@ export class ServerPipeline {
     this.authenticator = options.authenticator ?? undefined;
     this.logger = options.logger ?? getDefaultLogger();
     this.strict = options.validateSchema === true;
+    this.tasks = ledgerFor(this.handler, options.store ?? undefined, this.logger);
   }
 
   get state(): ServerState {
@@ -201,7 +227,11 @@ export class ServerPipeline {
     return new ServerCall(request, connection.security, this.transport, connection.tenant);
   }
 
-  /** `send_task`: runs the task to its end and resolves with the finished Task. */
+  /**
+   * `send_task`: runs the task to its end and resolves with the finished Task. A resubmission of one
+   * of the caller's ids attaches to the run when it is still going, and answers the stored Task,
+   * running nothing, when it is over.
+   */
   send(call: ServerCall, payload: unknown): Promise<Task> {
     let task: Task;
     try {
@@ -211,10 +241,40 @@ export class ServerPipeline {
       return Promise.reject(this.wireError(error, 'send_task', call));
     }
     call.taskId = task.id;
-    return this.track(call, 'send_task', () => this.runTask(task, call.context()));
+    return this.track(call, 'send_task', () => this.submit(call, task));
   }
 
-  /** `cancel_task`: `{task_id, reason?}` (also `id` and `metadata.reason`) → the canceled Task. */
+  private async submit(call: ServerCall, task: Task): Promise<Task> {
+    const found = await this.tasks.lookup(call.owner, task.id);
+    if (found) return 'record' in found ? found.record.task : found.live.result;
+    const { live, attached } = this.tasks.begin(call.owner, task);
+    if (attached) return live.result;
+    this.tasks.record(live, statusEvent(task, 'working'));
+    let result: Task;
+    try {
+      result = await this.runTask(task, call.context());
+    } catch (error) {
+      const wire = this.wireError(error, 'send_task', call);
+      await this.fail(live, task, wire);
+      throw wire;
+    }
+    this.tasks.record(live, finalStatusEvent(result));
+    await this.tasks.finish(live);
+    return result;
+  }
+
+  /** Records a run that failed before it produced anything: one `task.error`, the final `failed`. */
+  private async fail(live: LiveTask, task: Task, wire: AgentError): Promise<void> {
+    live.earlyFailure = wire;
+    for (const event of failedEnding(task, wire)) this.tasks.record(live, event);
+    await this.tasks.finish(live);
+  }
+
+  /**
+   * `cancel_task`: `{task_id, reason?}` (also `id` and `metadata.reason`) → the canceled Task. Only a
+   * running task of the caller's reaches the handler; one that is over answers TASK_NOT_CANCELABLE,
+   * and an id the caller does not own TASK_NOT_FOUND, whoever else may own it.
+   */
   cancel(call: ServerCall, payload: unknown): Promise<Task> {
     let taskId: string;
     let reason: string | undefined;
@@ -224,7 +284,84 @@ export class ServerPipeline {
     } catch (error) {
       return Promise.reject(this.wireError(error, 'cancel_task', call));
     }
-    return this.track(call, 'cancel_task', () => this.handler.cancelTask(taskId, reason, call.context()));
+    return this.track(call, 'cancel_task', async () => {
+      const found = await this.tasks.lookup(call.owner, taskId);
+      if (!found) throw taskNotFound(taskId);
+      if ('live' in found) return this.handler.cancelTask(taskId, reason, call.context());
+      const state = found.record.task.state;
+      throw new TaskNotCancelableError(`Task ${taskId} has already finished`, { data: { task_id: taskId, state } });
+    });
+  }
+
+  /** `get_task`: one of the caller's tasks, running or retained, with at most `history_length` messages. */
+  get(call: ServerCall, payload: unknown): Promise<Task> {
+    let query: ReturnType<typeof parseGetTask>;
+    try {
+      query = parseGetTask(payload, this.strict);
+    } catch (error) {
+      return Promise.reject(this.wireError(error, 'get_task', call));
+    }
+    call.taskId = query.taskId;
+    return this.track(call, 'get_task', async () => {
+      const found = await this.tasks.lookup(call.owner, query.taskId);
+      if (!found) throw taskNotFound(query.taskId);
+      const task = 'record' in found ? found.record.task : await this.liveTask(found.live, call);
+      return withHistory(task, query.historyLength);
+    });
+  }
+
+  /** The freshest view of a running task: the handler's, when it keeps one, else the recorded one. */
+  private async liveTask(live: LiveTask, call: ServerCall): Promise<Task> {
+    if (typeof this.handler.getTask === 'function' && !live.finished) {
+      const current = await this.handler.getTask(live.taskId, call.context());
+      if (current) return current;
+    }
+    return structuredClone(live.task);
+  }
+
+  /** `list_tasks`: one page of the caller's tasks, newest update first. */
+  list(call: ServerCall, payload: unknown): Promise<TaskList> {
+    let query: ReturnType<typeof parseList>;
+    try {
+      query = parseList(payload, this.strict);
+    } catch (error) {
+      return Promise.reject(this.wireError(error, 'list_tasks', call));
+    }
+    return this.track(call, 'list_tasks', async () => {
+      let page;
+      try {
+        page = await this.tasks.store.pageTaskRecords({ ...query, owner: call.owner });
+      } catch (error) {
+        // The store refuses a token it did not issue (or one of another query) with a ValueError.
+        if (query.pageToken !== undefined && error instanceof AgentError && error.code === 'VALUE_ERROR') {
+          throw new ValidationError('Invalid list_tasks request: /page_token is not a token of this list', {
+            data: { errors: [{ pointer: '/page_token', message: 'is not a token of this list' }] },
+          });
+        }
+        throw error;
+      }
+      return { tasks: page.records.map((record) => record.task), next_page_token: page.next_page_token };
+    });
+  }
+
+  /**
+   * `subscribe_task`: the caller's task's events after sequence `after`, then live ones, ending after
+   * the final status. An unknown id (and another owner's) rejects the first `next()`.
+   */
+  subscribe(call: ServerCall, payload: unknown): EventFeed {
+    let query: ReturnType<typeof parseSubscribe>;
+    try {
+      query = parseSubscribe(payload, this.strict);
+    } catch (error) {
+      return EventFeed.rejected(this.wireError(error, 'subscribe_task', call));
+    }
+    call.taskId = query.taskId;
+    return this.feed(call, 'subscribe_task', async () => {
+      const found = await this.tasks.lookup(call.owner, query.taskId);
+      if (!found) throw taskNotFound(query.taskId);
+      if ('live' in found) return { live: found.live, after: query.after, starter: false };
+      return { stored: await this.storedEvents(call.owner, query.taskId, query.after) };
+    });
   }
 
   /** `get_card`: the handler's card, advertising the configured authenticator's scheme. */
@@ -237,34 +374,94 @@ export class ServerPipeline {
   }
 
   /**
-   * `stream_task`: the task's events under the stream rule. Validation and any failure before the
-   * first event reject the first `next()` with the wire error, so the adapter can still answer it
-   * as a plain error before it commits to a stream.
+   * `stream_task`: the task's events under the stream rule, each with its `sequence`. Validation and
+   * any failure before the first event reject the first `next()` with the wire error, so the adapter
+   * can still answer it as a plain error before it commits to a stream. A resubmitted id follows the
+   * running task from its first event, or replays the stored one.
+   *
+   * The run is driven here, not by the caller: a caller that goes away detaches, the task goes on
+   * and its events are still recorded for a later subscription.
    */
-  stream(call: ServerCall, payload: unknown): TaskEventStream {
+  stream(call: ServerCall, payload: unknown): EventFeed {
     let task: Task;
     try {
       this.refuseNewWork();
       task = readTaskPayload(payload, { strict: this.strict });
     } catch (error) {
-      return TaskEventStream.rejected(this.wireError(error, 'stream_task', call));
+      return EventFeed.rejected(this.wireError(error, 'stream_task', call));
     }
     call.taskId = task.id;
+    return this.feed(call, 'stream_task', async () => {
+      const found = await this.tasks.lookup(call.owner, task.id);
+      if (found && 'record' in found) return { stored: await this.storedEvents(call.owner, task.id, 0) };
+      if (found) return { live: found.live, after: 0, starter: false };
+      const { live, attached } = this.tasks.begin(call.owner, task);
+      if (!attached) void this.drive(call, live, task);
+      return { live, after: 0, starter: !attached };
+    });
+  }
+
+  private feed(call: ServerCall, operation: string, open: () => Promise<FeedSource>): EventFeed {
     this.inFlight.add(call);
-    const ctx = call.context();
-    return new TaskEventStream(task, () => this.handler.handleTaskStreaming(task, ctx), {
-      toWire: (error) => this.wireError(error, 'stream_task', call),
+    return new EventFeed(open, {
+      toWire: (error) => this.wireError(error, operation, call),
       onEnd: () => this.release(call),
     });
   }
 
+  /**
+   * Runs a streamed task to its end under the stream rule, recording every event. It is an in-flight
+   * call of its own, so a stop waits for it and cancels it like any other.
+   */
+  private async drive(call: ServerCall, live: LiveTask, task: Task): Promise<void> {
+    const run = this.openOn(call, call.request);
+    run.taskId = task.id;
+    this.inFlight.add(run);
+    const ctx = call.context();
+    const events = new TaskEventStream(task, () => this.handler.handleTaskStreaming(task, ctx), {
+      toWire: (error) => this.wireError(error, 'stream_task', call),
+      onEnd: () => undefined,
+    });
+    try {
+      for (;;) {
+        let step: IteratorResult<TaskEvent>;
+        try {
+          step = await events.next();
+        } catch (error) {
+          // The stream rule rejects only before the first event, with the wire error.
+          await this.fail(live, task, error as AgentError);
+          return;
+        }
+        if (step.done) break;
+        this.tasks.record(live, step.value);
+      }
+      await this.tasks.finish(live);
+    } finally {
+      this.release(run);
+    }
+  }
+
+  /** A finished task's stored events after `after`, each with the sequence the store gave it. */
+  private async storedEvents(owner: TaskOwner, taskId: string, after: number): Promise<TaskEvent[]> {
+    const stored = await this.tasks.store.listTaskEvents(owner, taskId, { after });
+    return stored.map(({ sequence, event }) => ({ ...event, sequence }) as TaskEvent);
+  }
+
   /** A unary operation by name, for wires that carry the name (JSON-RPC methods, WebSocket ops, gRPC oneofs). */
-  unary(call: ServerCall, operation: OperationName | string, payload: unknown): Promise<Task | AgentCard> {
+  unary(
+    call: ServerCall,
+    operation: OperationName | string,
+    payload: unknown,
+  ): Promise<Task | AgentCard | TaskList> {
     switch (operation) {
       case 'send_task':
         return this.send(call, payload);
       case 'cancel_task':
         return this.cancel(call, payload);
+      case 'get_task':
+        return this.get(call, payload);
+      case 'list_tasks':
+        return this.list(call, payload);
       case 'get_card':
         return this.card(call);
       default:
@@ -353,6 +550,15 @@ export class ServerPipeline {
     this.inFlight.delete(call);
     if (this.drained && this.inFlight.size === 0) this.drained();
   }
+}
+
+/** What an unknown id answers, and so also another owner's id: the same code, message and data. */
+function taskNotFound(taskId: string): TaskNotFoundError {
+  return new TaskNotFoundError(`Task ${taskId} not found`, { data: { task_id: taskId } });
+}
+
+function statusEvent(task: Task, state: Task['state']): TaskStatusEvent {
+  return { type: 'task.status', task_id: task.id, state, final: false, timestamp: nowIso() };
 }
 
 function rejectUnknownCancelFields(body: unknown): void {

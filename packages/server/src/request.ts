@@ -28,7 +28,8 @@ export interface RequestInfo {
 }
 
 /** The operations a wire adapter can ask for. */
-export type OperationName = 'send_task' | 'cancel_task' | 'get_card' | 'stream_task';
+export type OperationName =
+  'send_task' | 'cancel_task' | 'get_card' | 'stream_task' | 'get_task' | 'list_tasks' | 'subscribe_task';
 
 export interface PipelineSite {
   transport: TransportKind;

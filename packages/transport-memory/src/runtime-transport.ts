@@ -5,6 +5,7 @@ import {
   type ClientRequestSpec,
   type Logger,
   type SendOptions,
+  type SubscribeTaskOptions,
   type Task,
   type TaskEvent,
   type TaskFunction,
@@ -20,7 +21,8 @@ import {
   lifecycleSettings,
   tenantHeaders,
   tenantOption,
-  type TaskEventStream,
+  type EventFeed,
+  type ServerCall,
 } from '@agent/server';
 import { RUNTIME_SCHEME, runtimeUrl } from './agent-address.js';
 import {
@@ -31,7 +33,7 @@ import {
 } from './agent-registry.js';
 import { CallerScope } from './client.js';
 import { RUNTIME_OPTION_NAMES, type RuntimeTransportOptions } from './options.js';
-import { serveStream, serveUnary } from './server-adapter.js';
+import { serveFeed, serveUnary } from './server-adapter.js';
 
 /** The name `bind()` registers its handler under when the handler has none of its own. */
 export const DEFAULT_AGENT_NAME = 'default';
@@ -202,12 +204,29 @@ export class RuntimeTransport implements Transport {
    * Runs the task on the agent at `agentUrl`, yielding its events up to exactly one final status.
    * `options.timeoutMs` sets a deadline for the whole stream (none by default).
    */
-  async *subscribe(agentUrl: string, task: Task, options: SendOptions = {}): AsyncIterable<TaskEvent> {
+  subscribe(agentUrl: string, task: Task, options: SendOptions = {}): AsyncIterable<TaskEvent> {
+    return this.follow(agentUrl, options, (pipeline, call) => pipeline.stream(call, task));
+  }
+
+  /**
+   * One of the caller's tasks' events after `options.after`, then live ones, up to its final status.
+   * `options.timeoutMs` sets a deadline for the whole subscription (none by default).
+   */
+  subscribeTask(agentUrl: string, taskId: string, options: SubscribeTaskOptions = {}): AsyncIterable<TaskEvent> {
+    const payload = { task_id: taskId, after: options.after ?? 0 };
+    return this.follow(agentUrl, options, (pipeline, call) => pipeline.subscribe(call, payload));
+  }
+
+  private async *follow(
+    agentUrl: string,
+    options: SendOptions,
+    open: (pipeline: ServerPipeline, call: ServerCall) => EventFeed,
+  ): AsyncIterable<TaskEvent> {
     const entry = this.registry.resolve(agentUrl);
     const scope = new CallerScope(options.signal, options.timeoutMs);
-    let events: TaskEventStream;
+    let events: EventFeed;
     try {
-      events = await this.openStream(entry.pipeline, scope, task);
+      events = await this.openFeed(entry.pipeline, scope, (call) => open(entry.pipeline, call));
     } catch (error) {
       scope.end();
       throw error;
@@ -253,14 +272,14 @@ export class RuntimeTransport implements Transport {
 
   // No describe(): the agents live in this thread's memory, so a worker thread cannot rebuild them.
 
-  /** Opens the stream on the agent's pipeline within the call's scope (its signal and deadline). */
-  private async openStream(
+  /** Opens a feed on the agent's pipeline within the call's scope (its signal and deadline). */
+  private async openFeed(
     pipeline: ServerPipeline,
     scope: CallerScope,
-    task: Task,
-  ): Promise<TaskEventStream> {
+    open: (call: ServerCall) => EventFeed,
+  ): Promise<EventFeed> {
     const request = scope.request(await scope.race(this.outgoingHeaders()));
-    const opening = serveStream(pipeline, request, task);
+    const opening = serveFeed(pipeline, request, open);
     try {
       return await scope.race(opening);
     } catch (error) {

@@ -3,26 +3,29 @@
  * adapter calls it (open first, which refuses while stopping and authenticates, then the operation),
  * only without decoding or encoding: objects pass as they are.
  */
-import type { AgentCard, Task } from '@agent/core';
-import type { RequestInfo, ServerPipeline, TaskEventStream } from '@agent/server';
+import type { AgentCard, Task, TaskList } from '@agent/core';
+import type { EventFeed, RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
 
-/** A unary operation by name (`send_task`, `cancel_task`, `get_card`); rejects only with a safe AgentError. */
+/**
+ * A unary operation by name (`send_task`, `cancel_task`, `get_card`, `get_task`, `list_tasks`);
+ * rejects only with a safe AgentError.
+ */
 export async function serveUnary(
   pipeline: ServerPipeline,
   request: RequestInfo,
   operation: string,
   payload: unknown,
-): Promise<Task | AgentCard> {
+): Promise<Task | AgentCard | TaskList> {
   const call = await pipeline.open(request);
   return pipeline.unary(call, operation, payload);
 }
 
-/** A task's events under the stream rule, once the call is authenticated. */
-export async function serveStream(
+/** A feed of task events (a new task's stream, or a subscription), once the call is authenticated. */
+export async function serveFeed(
   pipeline: ServerPipeline,
   request: RequestInfo,
-  task: Task,
-): Promise<TaskEventStream> {
+  open: (call: ServerCall) => EventFeed,
+): Promise<EventFeed> {
   const call = await pipeline.open(request);
-  return pipeline.stream(call, task);
+  return open(call);
 }

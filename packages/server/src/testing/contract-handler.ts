@@ -22,7 +22,7 @@ interface Running {
 
 /**
  * The contract suite's handler, driven by the first word of the first message:
- * `echo <text>`, `echo-tenant` (answers `String(ctx.tenant)`, so a missing tenant reads
+ * `echo <text>`, `ticks <n>` (streams `n` artifacts 10 ms apart, then completes), `echo-tenant` (answers `String(ctx.tenant)`, so a missing tenant reads
  * `undefined`), `throw` (a plain Error carrying {@link SECRET_MESSAGE}), `throw-later` (streams one
  * event first), `missing` (an AgentError of its own), `unfinished` (a stream that ends without a
  * final status), `wait <ms>` and `hold` (runs until canceled; both honour the call's signal).
@@ -57,6 +57,9 @@ export class ContractHandler implements TaskHandler {
       case 'wait':
       case 'hold':
         return this.run(task, ctx, command === 'wait' ? Number(text) : undefined);
+      case 'ticks':
+        await delay(10 * Number(text));
+        return completed(task, `ticked ${text}`);
       case 'echo-tenant':
         return completed(task, String(ctx.tenant));
       default:
@@ -82,6 +85,21 @@ export class ContractHandler implements TaskHandler {
           timestamp: nowIso(),
         };
         return;
+      case 'ticks': {
+        for (let i = 1; i <= Number(text); i++) {
+          await delay(10);
+          yield {
+            type: 'task.artifact',
+            task_id: task.id,
+            artifact: createArtifact(`tick ${i}`),
+            append: false,
+            last_chunk: true,
+            timestamp: nowIso(),
+          };
+        }
+        yield status(completed(task, `ticked ${text}`), 'completed', true);
+        return;
+      }
       case 'wait':
       case 'hold': {
         const finished = await this.run(task, ctx, command === 'wait' ? Number(text) : undefined);
@@ -158,6 +176,10 @@ export class ContractHandler implements TaskHandler {
 
 export function contractCard(): AgentCard {
   return { name: 'contract', description: 'The transport contract suite agent', url: 'http://127.0.0.1' };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function split(task: Task): [string, string] {

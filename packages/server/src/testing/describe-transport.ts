@@ -12,6 +12,7 @@ import {
   type Logger,
   type Task,
   type TaskEvent,
+  type TaskList,
   type TaskStatusEvent,
   type Transport,
 } from '@agent/core';
@@ -423,6 +424,215 @@ export function describeTransport(harness: TransportHarness): void {
         expect(thrown(() => harness.construct({ tenant: 'a'.repeat(129) }))).toMatchObject({
           code: 'VALUE_ERROR',
         });
+      });
+    });
+
+    describe('task API', () => {
+      const OTHER_KEY = 'zz-other-key-51c0ffee9a';
+      const ownersAuth = (): APIKeyAuth => new APIKeyAuth({ validKeys: { [API_KEY]: [], [OTHER_KEY]: [] } });
+
+      /** A server with two principals: `s.client` acts for one, `other` for the second. */
+      async function twoOwners(): Promise<{ s: Setup; other: Transport }> {
+        const s = await setup(
+          { authenticator: ownersAuth() },
+          { authenticator: ownersAuth(), credentials: API_KEY },
+        );
+        const other = harness.client(s.server, { authenticator: ownersAuth(), credentials: OTHER_KEY });
+        if (other !== s.server && other !== s.client) open.push(other);
+        return { s, other };
+      }
+
+      function getTask(
+        client: Transport,
+        url: string,
+        taskId: string,
+        historyLength?: number,
+      ): Promise<Task> {
+        const body: Record<string, unknown> = { task_id: taskId };
+        if (historyLength !== undefined) body.history_length = historyLength;
+        return client.send<Task>(CLIENT_OPERATIONS.get_task, url, body);
+      }
+
+      function listTasks(
+        client: Transport,
+        url: string,
+        query: Record<string, unknown> = {},
+      ): Promise<TaskList> {
+        return client.send<TaskList>(CLIENT_OPERATIONS.list_tasks, url, query);
+      }
+
+      function subscribeTask(
+        client: Transport,
+        url: string,
+        taskId: string,
+        after?: number,
+      ): AsyncIterable<TaskEvent> {
+        if (!client.subscribeTask) throw new Error(`${kind} client has no subscribeTask`);
+        return client.subscribeTask(url, taskId, after === undefined ? {} : { after });
+      }
+
+      /** An answer as the wire gave it, with the task id in it made neutral. */
+      async function answerOf(work: () => Promise<unknown>, taskId: string): Promise<string> {
+        const error = await failure(work);
+        return wireText(error).split(taskId).join('<id>');
+      }
+
+      it('reads a finished task back, keeping at most history_length messages', async () => {
+        const s = await setup();
+        const task = createTask('echo hello');
+        await send(s, 'echo hello', task);
+        const whole = await getTask(s.client, s.url, task.id);
+        expect(whole).toMatchObject({ id: task.id, state: 'completed' });
+        expect(whole.messages).toHaveLength(2);
+        const last = await getTask(s.client, s.url, task.id, 1);
+        expect(last.messages.map((m) => m.parts[0]?.content)).toEqual(['hello']);
+        expect((await getTask(s.client, s.url, task.id, 0)).messages).toEqual([]);
+      });
+
+      it('reads a running task back, and answers an unknown id with TASK_NOT_FOUND', async () => {
+        const s = await setup();
+        const task = createTask('hold');
+        const answer = send(s, 'hold', task);
+        await s.handler.whenRunning(task.id);
+        expect((await getTask(s.client, s.url, task.id)).state).toBe('working');
+        await cancel(s, task.id, 'done looking');
+        await expect(answer).resolves.toMatchObject({ state: 'canceled' });
+        expect((await getTask(s.client, s.url, task.id)).state).toBe('canceled');
+        const error = await failure(getTask(s.client, s.url, 'no-such-task'));
+        expect(error.code).toBe('TASK_NOT_FOUND');
+        expect((await failure(cancel(s, task.id))).code).toBe('TASK_NOT_CANCELABLE');
+      });
+
+      it("lists the caller's tasks newest first, page by page, filtered by state", async () => {
+        const s = await setup();
+        const ids: string[] = [];
+        for (const text of ['echo a', 'echo b', 'echo c']) {
+          const task = createTask(text);
+          ids.push(task.id);
+          await send(s, text, task);
+          // Newest first is by update time: tasks finished within one millisecond tie.
+          await new Promise((resolve) => setTimeout(resolve, 3));
+        }
+        const first = await listTasks(s.client, s.url, { page_size: 2 });
+        expect(first.tasks.map((t) => t.id)).toEqual([ids[2], ids[1]]);
+        expect(first.next_page_token).not.toBe('');
+        const second = await listTasks(s.client, s.url, { page_size: 2, page_token: first.next_page_token });
+        expect(second).toEqual({ tasks: [expect.objectContaining({ id: ids[0] })], next_page_token: '' });
+        expect((await listTasks(s.client, s.url, { state: 'failed' })).tasks).toEqual([]);
+        expect((await listTasks(s.client, s.url, { state: 'completed' })).tasks).toHaveLength(3);
+      });
+
+      it('numbers stream events from 1 and replays a finished task from any sequence', async () => {
+        const s = await setup();
+        const task = createTask('ticks 2');
+        const streamed = await collect(s.client.subscribe(s.url, task));
+        expect(streamed.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+        const replayed = await collect(subscribeTask(s.client, s.url, task.id));
+        expect(replayed.map((e) => [e.sequence, e.type])).toEqual(streamed.map((e) => [e.sequence, e.type]));
+        const tail = await collect(subscribeTask(s.client, s.url, task.id, 2));
+        expect(tail.map((e) => e.sequence)).toEqual([3, 4]);
+        expect(finals(tail)).toHaveLength(1);
+        expect(await collect(subscribeTask(s.client, s.url, task.id, 4))).toEqual([]);
+      });
+
+      it('continues a dropped stream from its last sequence: each later event once, then the final status', async () => {
+        const s = await setup();
+        const task = createTask('ticks 5');
+        const seen: TaskEvent[] = [];
+        for await (const event of s.client.subscribe(s.url, task)) {
+          seen.push(event);
+          if (seen.length === 3) break;
+        }
+        const last = seen.at(-1)?.sequence ?? 0;
+        expect(last).toBe(3);
+        const rest = await collect(subscribeTask(s.client, s.url, task.id, last));
+        expect(rest.map((e) => e.sequence)).toEqual([4, 5, 6, 7]);
+        expect(finals(rest)).toEqual([expect.objectContaining({ state: 'completed', final: true })]);
+      });
+
+      it('answers a resubmitted finished id with the stored task and runs nothing', async () => {
+        const s = await setup();
+        const task = createTask('echo once');
+        const first = await send(s, 'echo once', task);
+        const again = await send(s, 'echo once', task);
+        expect(again).toEqual(first);
+        const replay = await collect(s.client.subscribe(s.url, task));
+        expect(finals(replay)[0]?.task).toEqual(first);
+        expect(s.handler.calls).toEqual(['handleTask']);
+      });
+
+      it('attaches a resubmission of a running id to the run', async () => {
+        const s = await setup();
+        const task = createTask('wait 150');
+        const first = send(s, 'wait 150', task);
+        await s.handler.whenRunning(task.id);
+        const second = send(s, 'wait 150', task);
+        const streamed = collect(s.client.subscribe(s.url, task));
+        const [a, b, events] = await Promise.all([first, second, streamed]);
+        expect(b).toEqual(a);
+        expect(finals(events)[0]?.task).toEqual(a);
+        expect(s.handler.calls).toEqual(['handleTask']);
+      });
+
+      it('answers another principal exactly as an unknown id, on every operation', async () => {
+        const { s, other } = await twoOwners();
+        const done = createTask('echo mine');
+        await send(s, 'echo mine', done);
+        const running = createTask('hold');
+        const held = send(s, 'hold', running);
+        await s.handler.whenRunning(running.id);
+        const unknown = createTask('echo nobody').id;
+        for (const target of [done.id, running.id]) {
+          const ops: [string, (id: string) => Promise<unknown>][] = [
+            ['get', (id) => getTask(other, s.url, id)],
+            ['cancel', (id) => other.send(CLIENT_OPERATIONS.cancel_task, s.url, { task_id: id })],
+            ['subscribe', (id) => collect(subscribeTask(other, s.url, id))],
+          ];
+          for (const [name, op] of ops) {
+            const theirs = await answerOf(() => op(target), target);
+            const nobodys = await answerOf(() => op(unknown), unknown);
+            expect({ name, answer: theirs }).toEqual({ name, answer: nobodys });
+          }
+        }
+        expect((await listTasks(other, s.url)).tasks).toEqual([]);
+        // Their resubmission of my id is a task of their own.
+        const theirs = await other.send<Task>(CLIENT_OPERATIONS.send_task, s.url, {
+          ...done,
+          messages: [createTask('echo yours').messages[0]],
+        });
+        expect(theirs.messages.at(-1)?.parts[0]?.content).toBe('yours');
+        expect((await getTask(s.client, s.url, running.id)).state).toBe('working');
+        await cancel(s, running.id);
+        await expect(held).resolves.toMatchObject({ state: 'canceled' });
+        expect((await getTask(s.client, s.url, done.id)).messages.at(-1)?.parts[0]?.content).toBe('mine');
+      });
+
+      it('keeps the tenants of one principal apart', async () => {
+        const s = await setup({}, { tenant: 'acme' });
+        const globex = harness.client(s.server, { tenant: 'globex' });
+        if (globex !== s.server && globex !== s.client) open.push(globex);
+        const task = createTask('echo acme');
+        await send(s, 'echo acme', task);
+        expect((await failure(getTask(globex, s.url, task.id))).code).toBe('TASK_NOT_FOUND');
+        expect((await listTasks(globex, s.url)).tasks).toEqual([]);
+        expect((await getTask(s.client, s.url, task.id)).state).toBe('completed');
+      });
+
+      it('refuses malformed task API requests with VALIDATION_FAILED', async () => {
+        const s = await setup();
+        const bad: [Promise<unknown>, string][] = [
+          [getTask(s.client, s.url, 'x', -1), '/history_length'],
+          [listTasks(s.client, s.url, { page_size: 0 }), '/page_size'],
+          [listTasks(s.client, s.url, { page_size: 101 }), '/page_size'],
+          [listTasks(s.client, s.url, { state: 'sleeping' }), '/state'],
+          [listTasks(s.client, s.url, { page_token: 'not-a-token' }), '/page_token'],
+          [collect(subscribeTask(s.client, s.url, 'x', -1)), '/after'],
+        ];
+        for (const [work, pointer] of bad) {
+          const error = await failure(work);
+          expect({ pointer, code: error.code }).toEqual({ pointer, code: 'VALIDATION_FAILED' });
+          expect(JSON.stringify(error.data)).toContain(pointer);
+        }
       });
     });
 

@@ -1,0 +1,115 @@
+import { isFinalEvent, type AgentError, type TaskEvent } from '@agent/core';
+import type { LiveTask } from './task-ledger.js';
+
+/** Where a feed reads: a running task (from a sequence on), or a finished task's stored events. */
+export type FeedSource =
+  | {
+      live: LiveTask;
+      after: number;
+      /** The call that started the run: it sees an early failure as an error. */ starter: boolean;
+    }
+  | { stored: TaskEvent[] };
+
+export interface FeedHooks {
+  /** Maps a failure to the error the caller sees (the error policy). */
+  toWire(error: unknown): AgentError;
+  /** Called once when the feed is over, however it ended. */
+  onEnd(): void;
+}
+
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/**
+ * One caller's view of a task's recorded events, each carrying its `sequence`: a new stream, an
+ * attached resubmission or a subscription. It ends after the final status. Anything that goes wrong
+ * before the first event (an unknown id, a run that failed at once) rejects the first `next()` with
+ * the wire error, so a transport can still answer it as a plain error before committing to a stream.
+ *
+ * `return()` only detaches this caller: the run goes on and keeps recording, and a consumer that
+ * goes away is not a cancel.
+ */
+export class EventFeed implements AsyncIterableIterator<TaskEvent> {
+  private source: FeedSource | undefined;
+  private cursor = 0;
+  private yielded = 0;
+  private done = false;
+
+  constructor(
+    private readonly open: () => Promise<FeedSource>,
+    private readonly hooks: FeedHooks,
+  ) {}
+
+  /** A feed whose first `next()` rejects with `error` (a request refused before it started). */
+  static rejected(error: AgentError): EventFeed {
+    return new EventFeed(() => Promise.reject(error), {
+      toWire: (e) => e as AgentError,
+      onEnd: () => undefined,
+    });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /** How many events the caller has been given. */
+  get count(): number {
+    return this.yielded;
+  }
+
+  async next(): Promise<IteratorResult<TaskEvent>> {
+    if (this.done) return DONE;
+    if (!this.source) {
+      try {
+        this.source = await this.open();
+      } catch (error) {
+        this.finish();
+        throw this.hooks.toWire(error);
+      }
+      if (this.done) return DONE;
+      if ('live' in this.source) this.cursor = this.source.after;
+    }
+    const source = this.source;
+    if ('stored' in source) {
+      const event = source.stored[this.cursor++];
+      if (event === undefined) return this.end();
+      return this.give(event);
+    }
+    const live = source.live;
+    for (;;) {
+      if (source.starter && this.yielded === 0 && live.earlyFailure !== undefined) {
+        this.finish();
+        throw this.hooks.toWire(live.earlyFailure);
+      }
+      const event = live.events[this.cursor];
+      if (event !== undefined) {
+        this.cursor++;
+        return this.give(event);
+      }
+      if (live.finished) return this.end();
+      await live.changed();
+      if (this.done) return DONE;
+    }
+  }
+
+  async return(): Promise<IteratorResult<TaskEvent>> {
+    this.finish();
+    return DONE;
+  }
+
+  private give(event: TaskEvent): IteratorResult<TaskEvent> {
+    this.yielded++;
+    if (isFinalEvent(event)) this.finish();
+    return { done: false, value: event };
+  }
+
+  private end(): IteratorResult<TaskEvent> {
+    this.finish();
+    return DONE;
+  }
+
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.hooks.onEnd();
+  }
+}

@@ -1,0 +1,258 @@
+import { getDefaultLogger, type Logger, type Task, type TaskEvent, type TaskHandler } from '@agent/core';
+import { InMemoryRunStore, type RunStore, type TaskOwner, type TaskRecord } from '@agent/events';
+
+/**
+ * One task the pipeline is running now: its events in memory, in order, as the store will have them.
+ * Every caller that attaches to it (a resubmission, a subscriber) reads from here until the run is
+ * over and the store holds everything; from then on the store answers.
+ */
+export class LiveTask {
+  /** Every event recorded so far; `events[i].sequence === i + 1`. */
+  readonly events: TaskEvent[] = [];
+  /** The latest known snapshot: the input, then the state of each status, then the final task. */
+  task: Task;
+  /** Set when the run failed before its first event: the caller that started it gets this error. */
+  earlyFailure: unknown;
+  private ended = false;
+  private wakers: (() => void)[] = [];
+  private resolveResult!: (task: Task) => void;
+  /** The final task, once the final status is recorded and stored. */
+  readonly result: Promise<Task>;
+
+  constructor(
+    readonly owner: TaskOwner,
+    input: Task,
+  ) {
+    this.task = input;
+    this.result = new Promise<Task>((resolve) => (this.resolveResult = resolve));
+  }
+
+  get taskId(): string {
+    return this.task.id;
+  }
+
+  /** True once the final status is recorded: no event follows it. */
+  get finished(): boolean {
+    return this.ended;
+  }
+
+  /** Resolves at the next recorded event or at the end, whichever comes first. */
+  changed(): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    return new Promise<void>((resolve) => this.wakers.push(resolve));
+  }
+
+  /** @internal Numbers the event and keeps it; returns the sequenced copy. */
+  add(event: TaskEvent): TaskEvent {
+    const sequenced = { ...event, sequence: this.events.length + 1 } as TaskEvent;
+    this.events.push(sequenced);
+    if (sequenced.type === 'task.status') {
+      this.task =
+        sequenced.final && sequenced.task ? sequenced.task : { ...this.task, state: sequenced.state };
+    }
+    this.wake();
+    return sequenced;
+  }
+
+  /** @internal */
+  end(): void {
+    this.ended = true;
+    this.wake();
+  }
+
+  /** @internal */
+  settle(task: Task): void {
+    this.resolveResult(task);
+  }
+
+  private wake(): void {
+    const wakers = this.wakers;
+    this.wakers = [];
+    for (const wake of wakers) wake();
+  }
+}
+
+/** Where a task of an owner stands: running here, stored, or unknown. */
+export type TaskLookup = { live: LiveTask } | { record: TaskRecord } | null;
+
+/**
+ * The tasks of one store as the pipelines serving it see them: the ones running now (by owner and
+ * id) and the store, which records every task, its snapshots and its numbered event log. Pipelines
+ * that share a store share one ledger, so a task started over one transport can be read, canceled
+ * or followed over any other.
+ *
+ * Store writes of a task happen in order, one batch at a time; a task leaves the running set only
+ * once they are all done, so whoever finds it gone finds all of it in the store.
+ */
+export class TaskLedger {
+  private readonly running = new Map<string, LiveTask>();
+  private readonly writes = new WeakMap<LiveTask, TaskWrites>();
+
+  constructor(
+    readonly store: RunStore,
+    private readonly logger: Logger = getDefaultLogger(),
+  ) {}
+
+  /** Tasks running now, of every owner. */
+  get size(): number {
+    return this.running.size;
+  }
+
+  live(owner: TaskOwner, taskId: string): LiveTask | undefined {
+    return this.running.get(taskKey(owner, taskId));
+  }
+
+  /** The owner's task: running, or its stored record; `null` for an unknown id and another owner's. */
+  async lookup(owner: TaskOwner, taskId: string): Promise<TaskLookup> {
+    const live = this.live(owner, taskId);
+    if (live) return { live };
+    const record = await this.store.getTaskRecord(taskId, owner);
+    if (record) return { record };
+    // It may have started while the store was asked.
+    const started = this.live(owner, taskId);
+    return started ? { live: started } : null;
+  }
+
+  /**
+   * Registers a new run of `task` for `owner` and stores its first snapshot. Synchronous up to the
+   * registration, so two submissions of one id cannot both start it: the second gets `attached`.
+   */
+  begin(owner: TaskOwner, task: Task): { live: LiveTask; attached: boolean } {
+    const key = taskKey(owner, task.id);
+    const existing = this.running.get(key);
+    if (existing) return { live: existing, attached: true };
+    const live = new LiveTask({ tenant: owner.tenant, principal_id: owner.principal_id }, task);
+    this.running.set(key, live);
+    const writes = new TaskWrites(this.store, live, this.logger);
+    this.writes.set(live, writes);
+    writes.snapshot(task);
+    return { live, attached: false };
+  }
+
+  /** Numbers and keeps one event of a running task, and queues it for the store. */
+  record(live: LiveTask, event: TaskEvent): TaskEvent {
+    const sequenced = live.add(event);
+    const writes = this.writes.get(live);
+    writes?.append(sequenced);
+    // A state change is worth a snapshot: listing by state must see it while the task runs.
+    if (sequenced.type === 'task.status' && !sequenced.final) writes?.snapshot(live.task);
+    return sequenced;
+  }
+
+  /**
+   * Ends a run after its final status was recorded: stores the final snapshot, waits for every write,
+   * then lets the store answer for the task. Resolves with the final task; never rejects.
+   */
+  async finish(live: LiveTask): Promise<Task> {
+    live.end();
+    const writes = this.writes.get(live);
+    writes?.snapshot(live.task);
+    await writes?.idle();
+    const key = taskKey(live.owner, live.taskId);
+    if (this.running.get(key) === live) this.running.delete(key);
+    live.settle(live.task);
+    return live.task;
+  }
+}
+
+type Write = { events: TaskEvent[] } | { snapshot: Task };
+
+/**
+ * One task's store writes, in the order they were made, one at a time. Events recorded while a write
+ * is busy go to the store in one append.
+ */
+class TaskWrites {
+  private readonly queue: Write[] = [];
+  private draining: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: RunStore,
+    private readonly live: LiveTask,
+    private readonly logger: Logger,
+  ) {}
+
+  snapshot(task: Task): void {
+    this.queue.push({ snapshot: task });
+    this.draining ??= this.drain();
+  }
+
+  append(event: TaskEvent): void {
+    const last = this.queue[this.queue.length - 1];
+    if (last && 'events' in last) last.events.push(event);
+    else this.queue.push({ events: [event] });
+    this.draining ??= this.drain();
+  }
+
+  /** Resolves when every write queued so far is done. */
+  idle(): Promise<void> {
+    return this.draining ?? Promise.resolve();
+  }
+
+  private async drain(): Promise<void> {
+    // Events recorded in the same turn go in one append.
+    await Promise.resolve();
+    for (let write = this.queue.shift(); write; write = this.queue.shift()) {
+      try {
+        if ('events' in write)
+          await this.store.appendTaskEvents(this.live.owner, this.live.taskId, write.events);
+        else await this.store.saveTaskSnapshot(write.snapshot, { owner: this.live.owner });
+      } catch (error) {
+        // A store that fails must not fail the run or its caller: the answer is still the task's.
+        this.report(error, 'events' in write ? 'appendTaskEvents' : 'saveTaskSnapshot');
+      }
+    }
+    this.draining = null;
+  }
+
+  private report(error: unknown, operation: string): void {
+    try {
+      this.logger.error({ err: error, operation, task_id: this.live.taskId }, 'Task store write failed');
+    } catch {
+      // A failing logger changes nothing either.
+    }
+  }
+}
+
+const ledgers = new WeakMap<RunStore, TaskLedger>();
+const defaultStores = new WeakMap<TaskHandler, RunStore>();
+
+/**
+ * The ledger of the store a handler's tasks go to: `store` when given, else the handler's own
+ * `runStore` (an Agent's), else one in-memory store per handler. Every pipeline serving the same
+ * store gets the same ledger.
+ */
+export function ledgerFor(handler: TaskHandler, store: RunStore | undefined, logger: Logger): TaskLedger {
+  const chosen = store ?? storeOf(handler);
+  let ledger = ledgers.get(chosen);
+  if (!ledger) {
+    ledger = new TaskLedger(chosen, logger);
+    ledgers.set(chosen, ledger);
+  }
+  return ledger;
+}
+
+function storeOf(handler: TaskHandler): RunStore {
+  const own = (handler as { runStore?: unknown }).runStore;
+  if (isRunStore(own)) return own;
+  let store = defaultStores.get(handler);
+  if (!store) {
+    store = new InMemoryRunStore();
+    defaultStores.set(handler, store);
+  }
+  return store;
+}
+
+function isRunStore(value: unknown): value is RunStore {
+  if (typeof value !== 'object' || value === null) return false;
+  const store = value as Partial<Record<keyof RunStore, unknown>>;
+  return (
+    typeof store.appendTaskEvents === 'function' &&
+    typeof store.getTaskRecord === 'function' &&
+    typeof store.pageTaskRecords === 'function'
+  );
+}
+
+/** One key per (owner, id); JSON keeps a tenant or principal that contains a separator unambiguous. */
+function taskKey(owner: TaskOwner, taskId: string): string {
+  return JSON.stringify([owner.tenant, owner.principal_id, taskId]);
+}
