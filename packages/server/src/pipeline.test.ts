@@ -231,7 +231,9 @@ describe('ServerPipeline', () => {
     pipeline.beginStop();
     await expect(pipeline.send(call, task())).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     await expect(pipeline.stream(call, task()).next()).rejects.toMatchObject({ code: 'UNAVAILABLE' });
-    await expect(pipeline.cancel(call, { task_id: running.id })).resolves.toMatchObject({ state: 'canceled' });
+    await expect(pipeline.cancel(call, { task_id: running.id })).resolves.toMatchObject({
+      state: 'canceled',
+    });
     expect(canceled).toEqual([running.id]);
     await expect(answer).resolves.toMatchObject({ id: running.id });
   });

@@ -4,7 +4,6 @@ import {
   InvalidRequestError,
   TaskNotCancelableError,
   TaskNotFoundError,
-  isTerminalState,
   nowIso,
   type TaskList,
   type TaskStatusEvent,
@@ -289,7 +288,9 @@ export class ServerPipeline {
       if (!found) throw taskNotFound(taskId);
       if ('live' in found) return this.handler.cancelTask(taskId, reason, call.context());
       const state = found.record.task.state;
-      throw new TaskNotCancelableError(`Task ${taskId} has already finished`, { data: { task_id: taskId, state } });
+      throw new TaskNotCancelableError(`Task ${taskId} has already finished`, {
+        data: { task_id: taskId, state },
+      });
     });
   }
 
@@ -502,8 +503,13 @@ export class ServerPipeline {
     if (this.inFlight.size === 0) return;
     const allDone = new Promise<void>((resolve) => (this.drained = resolve));
     if (await settlesWithin(allDone, graceMs)) return;
-    const left = [...this.inFlight];
-    await Promise.all(left.map((call) => this.cancelForShutdown(call)));
+    // A task may have several calls in flight (its run, its caller's feed, subscribers): cancel it once.
+    const left = new Map<string, ServerCall>();
+    for (const call of this.inFlight) {
+      if (call.taskId === undefined) continue;
+      left.set(JSON.stringify([call.owner.tenant, call.owner.principal_id, call.taskId]), call);
+    }
+    await Promise.all([...left.values()].map((call) => this.cancelForShutdown(call)));
     if (await settlesWithin(allDone, ABORT_GRACE_MS)) return;
     const reason = new UnavailableError('The server stopped before the request finished');
     for (const call of this.inFlight) call.request.abort?.(reason);

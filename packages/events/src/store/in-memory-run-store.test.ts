@@ -1,4 +1,6 @@
 import { createTask, ValueError } from '@agent/core';
+import { RunRecorder } from '../run-recorder.js';
+import { completedRun, runContext } from '../test-support/fixtures.js';
 import { describeRunStore } from '../test-support/run-store-suite.js';
 import { InMemoryRunStore } from './in-memory-run-store.js';
 import { DEFAULT_OWNER } from './run-store.js';
@@ -99,7 +101,24 @@ describe('InMemoryRunStore bounds', () => {
     expect(await store.getTaskRecord('old')).not.toBeNull();
     now += 1;
     expect(await store.getTaskRecord('old')).toBeNull();
-    expect(store.usage).toEqual({ tasks: 0, bytes: 0 });
+    expect(store.usage).toEqual({ tasks: 0, reports: 0, bytes: 0 });
+  });
+
+  it('keeps at most maxTasks run reports, the newest, and counts their bytes', async () => {
+    const store = new InMemoryRunStore({ maxTasks: 50 });
+    for (let i = 0; i < 500; i += 1) {
+      const context = runContext({ run_id: `run-${i}` });
+      const recorder = new RunRecorder({ context });
+      for (const event of completedRun(`task-${i}`, context).events) recorder.recordTaskEvent(event);
+      await store.saveRunReport(recorder.toReport());
+      expect(store.usage.reports).toBeLessThanOrEqual(50);
+    }
+    expect(await store.getRunReport('run-449')).toBeNull();
+    expect(await store.getRunReport('run-450')).not.toBeNull();
+    expect(await store.listRunReports()).toHaveLength(50);
+    expect(store.usage.bytes).toBeGreaterThan(0);
+    await store.deleteBefore('2999-01-01T00:00:00Z');
+    expect(store.usage).toEqual({ tasks: 0, reports: 0, bytes: 0 });
   });
 
   it('rejects bad bounds with ValueError', () => {

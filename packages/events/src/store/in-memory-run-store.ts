@@ -54,9 +54,9 @@ export interface RunStoreOptions {
 }
 
 export interface InMemoryRunStoreOptions extends RunStoreOptions {
-  /** Most task records kept. Default `10000`. */
+  /** Most task records kept, and most run reports. Default `10000`. */
   maxTasks?: number;
-  /** Most bytes kept: the JSON size of task records plus their events. Default 256 MiB. */
+  /** Most bytes kept: the JSON size of task records, their events and run reports. Default 256 MiB. */
   maxBytes?: number;
 }
 
@@ -108,7 +108,8 @@ export class InMemoryRunStore implements RunStore {
   readonly #terminal = new Map<string, Entry>();
   #terminalSorted = true;
   #lastTerminal: TaskRecord | null = null;
-  readonly #reports = new Map<string, RunReportRow>();
+  /** Run reports in save order (a re-saved report moves to the end), with their JSON bytes. */
+  readonly #reports = new Map<string, { row: RunReportRow; bytes: number }>();
   readonly #policy: RedactionPolicy | null;
   readonly #maxTasks: number;
   readonly #maxBytes: number;
@@ -127,9 +128,9 @@ export class InMemoryRunStore implements RunStore {
     this.#now = clockOf(options.now, 'InMemoryRunStore');
   }
 
-  /** What the store holds now: task records, and the JSON bytes of records plus events. */
-  get usage(): { tasks: number; bytes: number } {
-    return { tasks: this.#tasks.size, bytes: this.#bytes };
+  /** What the store holds now: task records, run reports, and the JSON bytes of all of it. */
+  get usage(): { tasks: number; reports: number; bytes: number } {
+    return { tasks: this.#tasks.size, reports: this.#reports.size, bytes: this.#bytes };
   }
 
   /** Rejects after close, and drops expired entries so no call can see one. */
@@ -150,23 +151,44 @@ export class InMemoryRunStore implements RunStore {
   }
 
   #expire(): void {
-    if (this.#retentionMs === Infinity || this.#terminal.size === 0) return;
-    this.#sortTerminal();
+    if (this.#retentionMs === Infinity) return;
     const cutoff = new Date(this.#now() - this.#retentionMs).toISOString();
+    for (const [id, report] of this.#reports) {
+      if (report.row.created_at >= cutoff) break;
+      this.#removeReport(id, report.bytes);
+    }
+    if (this.#terminal.size === 0) return;
+    this.#sortTerminal();
     for (const [key, entry] of this.#terminal) {
       if (entry.record.updated_at >= cutoff) break;
       this.#remove(key, entry);
     }
   }
 
-  /** Evicts the oldest finished entries while over a bound; live entries are never evicted. */
+  /**
+   * Evicts while over a bound: the oldest finished tasks first, then the oldest reports; live
+   * entries are never evicted.
+   */
   #evict(): void {
+    for (const [id, report] of this.#reports) {
+      if (this.#reports.size <= this.#maxTasks) break;
+      this.#removeReport(id, report.bytes);
+    }
     if (this.#tasks.size <= this.#maxTasks && this.#bytes <= this.#maxBytes) return;
     this.#sortTerminal();
     for (const [key, entry] of this.#terminal) {
       if (this.#tasks.size <= this.#maxTasks && this.#bytes <= this.#maxBytes) break;
       this.#remove(key, entry);
     }
+    for (const [id, report] of this.#reports) {
+      if (this.#bytes <= this.#maxBytes) break;
+      this.#removeReport(id, report.bytes);
+    }
+  }
+
+  #removeReport(runId: string, bytes: number): void {
+    this.#reports.delete(runId);
+    this.#bytes -= bytes;
   }
 
   #remove(key: string, entry: Entry): void {
@@ -200,7 +222,12 @@ export class InMemoryRunStore implements RunStore {
   async saveRunReport(report: RunReport): Promise<void> {
     this.#open();
     const row = reportRowOf(report, this.#policy);
-    this.#reports.set(row.run_id, row);
+    const previous = this.#reports.get(row.run_id);
+    if (previous) this.#removeReport(row.run_id, previous.bytes);
+    const bytes = jsonBytes(row);
+    this.#reports.set(row.run_id, { row, bytes });
+    this.#bytes += bytes;
+    this.#evict();
   }
 
   async getTaskRecord(taskId: string, owner?: TaskOwner): Promise<TaskRecord | null> {
@@ -279,20 +306,22 @@ export class InMemoryRunStore implements RunStore {
 
   async getRunReport(runId: string): Promise<RunReport | null> {
     this.#open();
-    const row = this.#reports.get(checkId(runId, 'runId'));
+    const row = this.#reports.get(checkId(runId, 'runId'))?.row;
     return row ? RunReport.fromDict(row.report) : null;
   }
 
   async listRunReports(query?: RunReportQuery): Promise<RunReport[]> {
     this.#open();
     const q = reportQueryOf(query);
-    const matches = [...this.#reports.values()].filter(
-      (r) =>
-        (q.session_id === undefined || r.session_id === q.session_id) &&
-        (q.trace_id === undefined || r.trace_id === q.trace_id) &&
-        (q.agent_name === undefined || r.agent_name === q.agent_name) &&
-        (q.task_id === undefined || r.task_id === q.task_id),
-    );
+    const matches = [...this.#reports.values()]
+      .map((entry) => entry.row)
+      .filter(
+        (r) =>
+          (q.session_id === undefined || r.session_id === q.session_id) &&
+          (q.trace_id === undefined || r.trace_id === q.trace_id) &&
+          (q.agent_name === undefined || r.agent_name === q.agent_name) &&
+          (q.task_id === undefined || r.task_id === q.task_id),
+      );
     matches.sort((a, b) =>
       newestFirst({ at: a.created_at, id: a.run_id }, { at: b.created_at, id: b.run_id }),
     );
@@ -309,9 +338,9 @@ export class InMemoryRunStore implements RunStore {
         deleted += 1;
       }
     }
-    for (const [id, row] of this.#reports) {
-      if (row.created_at < cutoff) {
-        this.#reports.delete(id);
+    for (const [id, report] of this.#reports) {
+      if (report.row.created_at < cutoff) {
+        this.#removeReport(id, report.bytes);
         deleted += 1;
       }
     }

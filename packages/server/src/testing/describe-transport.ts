@@ -620,13 +620,14 @@ export function describeTransport(harness: TransportHarness): void {
 
       it('refuses malformed task API requests with VALIDATION_FAILED', async () => {
         const s = await setup();
-        const bad: [Promise<unknown>, string][] = [
-          [getTask(s.client, s.url, 'x', -1), '/history_length'],
-          [listTasks(s.client, s.url, { page_size: 0 }), '/page_size'],
-          [listTasks(s.client, s.url, { page_size: 101 }), '/page_size'],
-          [listTasks(s.client, s.url, { state: 'sleeping' }), '/state'],
-          [listTasks(s.client, s.url, { page_token: 'not-a-token' }), '/page_token'],
-          [collect(subscribeTask(s.client, s.url, 'x', -1)), '/after'],
+        // Built lazily: a client may refuse a value its wire cannot carry before anything is sent.
+        const bad: [() => Promise<unknown>, string][] = [
+          [() => getTask(s.client, s.url, 'x', -1), '/history_length'],
+          [() => listTasks(s.client, s.url, { page_size: 0 }), '/page_size'],
+          [() => listTasks(s.client, s.url, { page_size: 101 }), '/page_size'],
+          [() => listTasks(s.client, s.url, { state: 'sleeping' }), '/state'],
+          [() => listTasks(s.client, s.url, { page_token: 'not-a-token' }), '/page_token'],
+          [() => collect(subscribeTask(s.client, s.url, 'x', -1)), '/after'],
         ];
         for (const [work, pointer] of bad) {
           const error = await failure(work);
