@@ -4,14 +4,17 @@ import {
   InternalError,
   MethodNotFoundError,
   UnsupportedOperationError,
+  ValidationError,
   type AgentCard,
   type ClientRequestSpec,
   type SendOptions,
+  type SubscribeTaskOptions,
   type Task,
   type TaskEvent,
+  type TaskList,
   type TlsOptions,
 } from '@agent/core';
-import { parseCancelRequest, readTaskPayload } from '@agent/core/internal';
+import { isRecord, parseCancelRequest, readTaskPayload } from '@agent/core/internal';
 import { ClientConnection, type CallOptions, type OutgoingFrame } from './client-connection.js';
 import { streamEvents } from './client-stream.js';
 import type { ConnectionKind, ResultFrame } from './codec.js';
@@ -71,8 +74,20 @@ export class WebSocketClient {
         if (!result.card) throw new InternalError('The agent.card result carries no card');
         return result.card as AgentCard as TResult;
       }
+      case 'get_task': {
+        const fields = requestFields(data, 'get_task');
+        const frame: OutgoingFrame = { ...fields, op: 'task.get', task_id: fields.task_id };
+        return requireTask(await this.call(baseUrl, 'data', frame, callOptions)) as TResult;
+      }
+      case 'list_tasks': {
+        const frame: OutgoingFrame = { ...requestFields(data, 'list_tasks'), op: 'task.list' };
+        return requireList(await this.call(baseUrl, 'data', frame, callOptions)) as TResult;
+      }
       case 'stream_task':
-        throw new UnsupportedOperationError('Streaming operations go through subscribe()');
+      case 'subscribe_task':
+        throw new UnsupportedOperationError(
+          'Streaming operations go through subscribe() and subscribeTask()',
+        );
       default:
         throw new MethodNotFoundError(`Unknown operation: ${spec.name}`);
     }
@@ -90,6 +105,28 @@ export class WebSocketClient {
       { op: 'task.send', task: checked, stream: true },
       { signal: options.signal, timeoutMs: options.timeoutMs, maxQueuedEvents: this.options.maxQueuedEvents },
     );
+  }
+
+  /**
+   * Follows one of the caller's tasks: its events after `options.after`, then live ones, up to the
+   * final status. As `subscribe`: no deadline unless `options.timeoutMs` is given, and leaving the
+   * loop early stops the subscription on the server (the task runs on).
+   */
+  async *subscribeTask(
+    agentUrl: string,
+    taskId: string,
+    options: SubscribeTaskOptions = {},
+  ): AsyncGenerator<TaskEvent> {
+    const frame: OutgoingFrame =
+      options.after === undefined
+        ? { op: 'task.subscribe', task_id: taskId }
+        : { op: 'task.subscribe', task_id: taskId, after: options.after };
+    const connection = await this.connection(agentUrl, 'data');
+    yield* streamEvents(connection, frame, {
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+      maxQueuedEvents: this.options.maxQueuedEvents,
+    });
   }
 
   /** Closes every socket; a later call opens new ones. */
@@ -160,6 +197,28 @@ function operationOf(spec: ClientRequestSpec): string {
     (operation) => operation.path === spec.path && operation.method === spec.method,
   );
   return byPath?.name ?? spec.name;
+}
+
+/**
+ * A task API request's fields as they go into the frame, checked by the server. The frame's own
+ * `op` and `id` are not the request's: an `id` names the task (as in a cancel), unless `task_id` does.
+ */
+function requestFields(data: unknown, operation: string): Record<string, unknown> {
+  if (data === undefined || data === null) return {};
+  if (!isRecord(data)) {
+    throw new ValidationError(`Invalid ${operation} request: body must be an object`, {
+      data: { errors: [{ pointer: '/', message: 'must be object' }] },
+    });
+  }
+  const { op: _op, id, ...fields } = data;
+  if (fields.task_id === undefined && id !== undefined) fields.task_id = id;
+  return fields;
+}
+
+function requireList(result: ResultFrame): TaskList {
+  if (!Array.isArray(result.tasks) || typeof result.next_page_token !== 'string')
+    throw new InternalError('The task.list result carries no tasks and next_page_token');
+  return { tasks: result.tasks, next_page_token: result.next_page_token };
 }
 
 function requireTask(result: ResultFrame): Task {

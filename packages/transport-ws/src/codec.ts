@@ -11,6 +11,7 @@ import {
   type ErrorBody,
   type Task,
   type TaskEvent,
+  type TaskList,
 } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
 import type { OperationName } from '@agent/server';
@@ -49,7 +50,43 @@ export interface CallAbortFrame {
   id: string;
 }
 
-export type RequestFrame = TaskSendFrame | AgentCardFrame | TaskCancelFrame | CallAbortFrame;
+/** Client → server on the data connection: read one of the caller's tasks (the `get_task` operation). */
+export interface TaskGetFrame {
+  op: 'task.get';
+  id: string;
+  task_id: unknown;
+  history_length?: unknown;
+}
+
+/** Client → server on the data connection: one page of the caller's tasks (the `list_tasks` operation). */
+export interface TaskListFrame {
+  op: 'task.list';
+  id: string;
+  session_id?: unknown;
+  state?: unknown;
+  page_size?: unknown;
+  page_token?: unknown;
+}
+
+/**
+ * Client → server on the data connection: follow one of the caller's tasks (the `subscribe_task`
+ * operation), answered like a `task.send` with `stream: true`. Ending it is not a task cancel.
+ */
+export interface TaskSubscribeFrame {
+  op: 'task.subscribe';
+  id: string;
+  task_id: unknown;
+  after?: unknown;
+}
+
+export type RequestFrame =
+  | TaskSendFrame
+  | AgentCardFrame
+  | TaskCancelFrame
+  | TaskGetFrame
+  | TaskListFrame
+  | TaskSubscribeFrame
+  | CallAbortFrame;
 
 /** A request frame that asks for an answer. */
 export type CallFrame = Exclude<RequestFrame, CallAbortFrame>;
@@ -60,11 +97,14 @@ export interface EventFrame {
   event: TaskEvent;
 }
 
+/** The answer of a call: `task`, `card` (of `agent.card`), or `tasks` and `next_page_token` (of `task.list`). */
 export interface ResultFrame {
   op: 'result';
   id: string;
   task?: Task;
   card?: AgentCard;
+  tasks?: Task[];
+  next_page_token?: string;
 }
 
 /** `id` is null when the request frame was too broken to carry one. */
@@ -77,11 +117,19 @@ export interface ErrorFrame {
 
 export type ResponseFrame = EventFrame | ResultFrame | ErrorFrame;
 
-const REQUEST_OPS = new Set<string>(['task.send', 'agent.card', 'task.cancel', 'call.abort']);
+const REQUEST_OPS = new Set<string>([
+  'task.send',
+  'agent.card',
+  'task.cancel',
+  'task.get',
+  'task.list',
+  'task.subscribe',
+  'call.abort',
+]);
 
 /** Which ops each connection serves. */
 export const OPS_BY_KIND: Record<ConnectionKind, ReadonlySet<string>> = {
-  data: new Set(['task.send', 'agent.card', 'call.abort']),
+  data: new Set(['task.send', 'agent.card', 'task.get', 'task.list', 'task.subscribe', 'call.abort']),
   control: new Set(['task.cancel', 'agent.card', 'call.abort']),
 };
 
@@ -92,17 +140,26 @@ export function operationOf(frame: CallFrame): OperationName {
       return frame.stream === true ? 'stream_task' : 'send_task';
     case 'task.cancel':
       return 'cancel_task';
+    case 'task.get':
+      return 'get_task';
+    case 'task.list':
+      return 'list_tasks';
+    case 'task.subscribe':
+      return 'subscribe_task';
     case 'agent.card':
       return 'get_card';
   }
 }
 
-/** The operation's payload: the task, or the cancel request without the frame's own `op` and `id`. */
+/** The operation's payload: the task, or the request's fields without the frame's own `op` and `id`. */
 export function payloadOf(frame: CallFrame): unknown {
   switch (frame.op) {
     case 'task.send':
       return frame.task;
-    case 'task.cancel': {
+    case 'task.cancel':
+    case 'task.get':
+    case 'task.list':
+    case 'task.subscribe': {
       // The frame's `id` is the request id: it must not be read as the task id.
       const { op: _op, id: _id, ...request } = frame;
       return request;
@@ -172,12 +229,23 @@ export function eventFrame(id: string, event: TaskEvent): EventFrame {
   return { op: 'event', id, event };
 }
 
-/** The `result` of a unary call or a finished stream: a Task, or the card of `agent.card`. */
-export function resultFrame(id: string, answer: Task | AgentCard | undefined, isCard: boolean): ResultFrame {
+/** The `result` of a unary call or a finished stream: a Task, the card of `agent.card`, or a page of `task.list`. */
+export function resultFrame(
+  id: string,
+  operation: OperationName,
+  answer: Task | AgentCard | TaskList | undefined,
+): ResultFrame {
   if (answer === undefined) return { op: 'result', id };
-  return isCard
-    ? { op: 'result', id, card: answer as AgentCard }
-    : { op: 'result', id, task: answer as Task };
+  switch (operation) {
+    case 'get_card':
+      return { op: 'result', id, card: answer as AgentCard };
+    case 'list_tasks': {
+      const { tasks, next_page_token } = answer as TaskList;
+      return { op: 'result', id, tasks, next_page_token };
+    }
+    default:
+      return { op: 'result', id, task: answer as Task };
+  }
 }
 
 /** An error frame for an error the server's error policy has already passed. */

@@ -6,7 +6,7 @@ import {
   type TaskEvent,
 } from '@agent/core';
 import { raceAbort } from '@agent/core/internal';
-import type { RequestInfo, ServerCall, ServerPipeline, TaskEventStream } from '@agent/server';
+import type { EventFeed, OperationName, RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
 import type WebSocket from 'ws';
 import type { RawData } from 'ws';
 import { BoundedSender } from './bounded-sender.js';
@@ -196,13 +196,14 @@ export class SocketSession {
     const operation = operationOf(frame);
     const signal = entry.controller.signal;
     try {
-      if (operation === 'stream_task') {
-        await this.pump(frame.id, this.pipeline.stream(call, payloadOf(frame)), signal);
+      const feed = this.feedOf(operation, call, payloadOf(frame));
+      if (feed) {
+        await this.pump(frame.id, operation, feed, signal);
         return;
       }
       // The pipeline keeps tracking a handler that ignores its signal; the caller is not kept waiting.
       const answer = await raceAbort(this.pipeline.unary(call, operation, payloadOf(frame)), signal);
-      await this.sender.send(resultFrame(frame.id, answer, operation === 'get_card'), signal);
+      await this.sender.send(resultFrame(frame.id, operation, answer), signal);
     } catch (error) {
       // A caller that went away is owed nothing.
       if (signal.aborted && !entry.answerOnAbort) return;
@@ -210,11 +211,24 @@ export class SocketSession {
     }
   }
 
+  /** The event feed of a streaming operation (a new task's stream, or a subscription); undefined for a unary one. */
+  private feedOf(operation: OperationName, call: ServerCall, payload: unknown): EventFeed | undefined {
+    if (operation === 'stream_task') return this.pipeline.stream(call, payload);
+    if (operation === 'subscribe_task') return this.pipeline.subscribe(call, payload);
+    return undefined;
+  }
+
   /**
-   * Sends a stream's events as the pipeline yields them (it ends after exactly one final status),
-   * then the `result` frame with the final status's task.
+   * Sends a feed's events as the pipeline yields them, each with its `sequence` (it ends after the
+   * final status), then the `result` frame with the final status's task. A failure before the first
+   * event (an unknown id, a refused request) rejects the first read: the caller gets an `error` frame.
    */
-  private async pump(id: string, stream: TaskEventStream, signal: AbortSignal): Promise<void> {
+  private async pump(
+    id: string,
+    operation: OperationName,
+    stream: EventFeed,
+    signal: AbortSignal,
+  ): Promise<void> {
     let last: TaskEvent | undefined;
     let ended = false;
     try {
@@ -222,16 +236,17 @@ export class SocketSession {
         const step = await raceAbort(stream.next(), signal);
         if (step.done) break;
         last = step.value;
-        // Awaiting the sender is the back-pressure: the handler is not pulled while the peer is slow.
+        // Awaiting the sender bounds what waits for a slow peer: the task runs on in the pipeline,
+        // its events wait in its record, not in this socket's buffer.
         await this.sender.send(eventFrame(id, step.value), signal);
       }
       ended = true;
     } finally {
-      // A consumer that went away is not a cancel: the stream lets the handler finish on its own.
+      // A consumer that went away is not a cancel: it only detaches, the task runs on.
       if (!ended) void stream.return();
     }
     const task = last?.type === 'task.status' ? last.task : undefined;
-    await this.sender.send(resultFrame(id, task, false), signal);
+    await this.sender.send(resultFrame(id, operation, task), signal);
   }
 
   private refuse(id: string | null, error: unknown, operation = 'decode'): void {

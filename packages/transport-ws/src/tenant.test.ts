@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { CLIENT_OPERATIONS, TaskNotFoundError, ValueError, type CallContext } from '@agent/core';
+import { CLIENT_OPERATIONS, ValueError, type CallContext } from '@agent/core';
+import type { TestAgent } from '@agent/test-support';
 import { APIKeyAuth } from '@agent/auth';
 import WebSocket from 'ws';
 import type { WebSocketTransportOptions } from './options.js';
@@ -11,14 +12,19 @@ afterEach(closeAll);
 const TENANT = 'acme.eu:team_1-a';
 const KEY = 'tenant-test-key-0123456789';
 
-/** Every operation once, unary and streaming (the cancel on the control connection). */
-async function everyOperation(transport: WebSocketTransport, url: string): Promise<void> {
+/**
+ * Every operation once, unary and streaming, each reaching the handler: the cancel (on the control
+ * connection) stops a running task of the caller, since an id it does not own is answered before
+ * the handler.
+ */
+async function everyOperation(transport: WebSocketTransport, url: string, handler: TestAgent): Promise<void> {
   await transport.send(CLIENT_OPERATIONS.send_task, url, task('echo hi'));
   await transport.send(CLIENT_OPERATIONS.get_card, url);
-  await expect(
-    transport.send(CLIENT_OPERATIONS.cancel_task, url, { task_id: 'no-such-task' }),
-  ).rejects.toBeInstanceOf(TaskNotFoundError);
-  await collect(transport.subscribe(url, task('stream 2')));
+  const held = task('hold');
+  const events = collect(transport.subscribe(url, held));
+  await handler.whenRunning(held.id);
+  await transport.send(CLIENT_OPERATIONS.cancel_task, url, { task_id: held.id });
+  await expect(events).resolves.toContainEqual(expect.objectContaining({ final: true, state: 'canceled' }));
 }
 
 /** The HTTP status of a handshake the server refuses. */
@@ -52,7 +58,7 @@ async function twoCallsOnRawSocket(url: string, headers: Record<string, string> 
 describe('WebSocketTransport tenant', () => {
   it('sends X-Tenant in the handshake of the data and the control connection: every call carries it', async () => {
     const { server, handler } = await serve();
-    await everyOperation(client({ tenant: TENANT }), server.url);
+    await everyOperation(client({ tenant: TENANT }), server.url, handler);
     expect(handler.contexts).toHaveLength(4);
     for (const ctx of handler.contexts) {
       expect(ctx.headers['x-tenant']).toBe(TENANT);
@@ -64,7 +70,7 @@ describe('WebSocketTransport tenant', () => {
     const { server, handler } = await serve();
     const transport = client();
     expect(transport.tenant).toBe('');
-    await everyOperation(transport, server.url);
+    await everyOperation(transport, server.url, handler);
     expect(handler.contexts).toHaveLength(4);
     for (const ctx of handler.contexts) {
       expect(ctx.headers['x-tenant']).toBeUndefined();

@@ -133,7 +133,9 @@ describe('WebSocketTransport unary calls', () => {
     await expect(transport.send(CLIENT_OPERATIONS.get_card, second.server.url)).resolves.toMatchObject({
       name: 'demo',
     });
-    expect(second.handler.contexts).toHaveLength(2);
+    // The card reached the new server's handler; the cancel of an id nobody owns is the new
+    // server's answer too, given before its handler.
+    expect(second.handler.contexts).toHaveLength(1);
   });
 
   it('aborts the CallContext signal when a caller abandons a stream, without canceling the task', async () => {

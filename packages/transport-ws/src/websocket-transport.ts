@@ -1,4 +1,12 @@
-import type { ClientRequestSpec, Message, SendOptions, Task, TaskEvent, TlsOptions } from '@agent/core';
+import type {
+  ClientRequestSpec,
+  Message,
+  SendOptions,
+  SubscribeTaskOptions,
+  Task,
+  TaskEvent,
+  TlsOptions,
+} from '@agent/core';
 import { TransportBase, type Listening, type ServerPipeline, type TransportDefinition } from '@agent/server';
 import { NodeHost } from '@agent/server/node';
 import { WebSocketClient } from './client.js';
@@ -96,6 +104,17 @@ export class WebSocketTransport extends TransportBase<WebSocketTransportOptions>
    */
   subscribe(agentUrl: string, task: Task, options?: SendOptions): AsyncIterable<TaskEvent> {
     return this.client.subscribe(agentUrl, task, options);
+  }
+
+  /**
+   * Follows one of the caller's tasks on the data connection (`task.subscribe`): the events recorded
+   * after `options.after` (a `sequence`; default 0, all of them), then live ones, up to the final
+   * status (at once for a finished task). An id the caller does not own fails with
+   * `TaskNotFoundError`. Leaving the loop early ends the subscription, never the task; a consumer
+   * that falls more than `maxQueuedEvents` behind fails with `SlowConsumerError`.
+   */
+  subscribeTask(agentUrl: string, taskId: string, options?: SubscribeTaskOptions): AsyncIterable<TaskEvent> {
+    return this.client.subscribeTask(agentUrl, taskId, options);
   }
 
   /**
