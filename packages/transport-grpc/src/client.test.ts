@@ -17,12 +17,14 @@ import { GRPCTransport } from './grpc-transport.js';
 async function foreignServer(
   invoke: (callback: (error: object | null, response?: pb.InvokeResponse) => void) => void,
   stream: (call: ServerWritableStream<pb.InvokeRequest, pb.TaskEvent>) => void,
+  subscribe: (call: ServerWritableStream<pb.SubscribeRequest, pb.TaskEvent>) => void = (call) => call.end(),
 ): Promise<{ url: string; close(): void }> {
   const server = new Server();
   server.addService(pb.AgentServiceService, {
     invoke: (_call: unknown, callback: (error: object | null, response?: pb.InvokeResponse) => void) =>
       invoke(callback),
     stream,
+    subscribe,
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) =>
@@ -104,6 +106,36 @@ describe('GRPCTransport client against other servers', () => {
     expect(seen).toEqual([working]);
   });
 
+  it('a subscription that ends after events but before the final status is an UnavailableError', async () => {
+    const server = await foreignServer(
+      (callback) => callback({ code: status.UNIMPLEMENTED }),
+      (call) => call.end(),
+      (call) => {
+        call.write(encodeTaskEvent({ ...working, sequence: 4 }));
+        call.end();
+      },
+    );
+    close = server.close;
+    const seen: TaskEvent[] = [];
+    await expect(
+      (async () => {
+        for await (const event of client.subscribeTask(server.url, 't', { after: 3 })) seen.push(event);
+      })(),
+    ).rejects.toBeInstanceOf(UnavailableError);
+    expect(seen).toEqual([{ ...working, sequence: 4 }]);
+  });
+
+  it('an empty subscription is complete: the caller had seen the final status already', async () => {
+    const server = await foreignServer(
+      (callback) => callback({ code: status.UNIMPLEMENTED }),
+      (call) => call.end(),
+    );
+    close = server.close;
+    const seen: TaskEvent[] = [];
+    for await (const event of client.subscribeTask(server.url, 't', { after: 9 })) seen.push(event);
+    expect(seen).toEqual([]);
+  });
+
   it('a malformed event is a ValidationError, and an empty response is rejected', async () => {
     const server = await foreignServer(
       (callback) => callback(null, {}),
@@ -112,6 +144,7 @@ describe('GRPCTransport client against other servers', () => {
           type: 'task.status',
           taskId: 't',
           timestamp: nowIso(),
+          sequence: 0,
           event: { $case: 'llmStream', value: { delta: 'x' } },
         });
         call.end();

@@ -95,23 +95,41 @@ export class GrpcClientPool {
    * Yields the decoded events of one Stream call. Aborting the signal, or leaving the loop early,
    * cancels the RPC (not the task). A stream that ends without its final status is an UnavailableError.
    */
-  async *stream(url: string, request: pb.InvokeRequest, settings: CallSettings): AsyncGenerator<TaskEvent> {
+  stream(url: string, request: pb.InvokeRequest, settings: CallSettings): AsyncGenerator<TaskEvent> {
+    return this.follow(settings, 'always', (options) =>
+      this.client(url).stream(request, settings.metadata, options),
+    );
+  }
+
+  /**
+   * Yields the decoded events of one Subscribe call, as {@link stream}; an empty one is complete (the
+   * caller already saw the final status), one that ends after events but before the final status is not.
+   */
+  subscribe(url: string, request: pb.SubscribeRequest, settings: CallSettings): AsyncGenerator<TaskEvent> {
+    return this.follow(settings, 'once-started', (options) =>
+      this.client(url).subscribe(request, settings.metadata, options),
+    );
+  }
+
+  private async *follow(
+    settings: CallSettings,
+    needsFinal: 'always' | 'once-started',
+    start: (options: Partial<CallOptions>) => ClientReadableStream<pb.TaskEvent>,
+  ): AsyncGenerator<TaskEvent> {
     const { signal } = settings;
     if (signal?.aborted) throw abortError(signal);
-    const call: ClientReadableStream<pb.TaskEvent> = this.client(url).stream(
-      request,
-      settings.metadata,
-      callOptions(settings.timeoutMs),
-    );
+    const call = start(callOptions(settings.timeoutMs));
     // Errors after a local cancel have nobody left to read them.
     call.on('error', () => undefined);
     const onAbort = (): void => call.cancel();
     signal?.addEventListener('abort', onAbort, { once: true });
     let sawFinal = false;
+    let count = 0;
     try {
       for await (const message of call as AsyncIterable<pb.TaskEvent>) {
         const event = decodeTaskEvent(message);
         if (isFinalEvent(event)) sawFinal = true;
+        count += 1;
         yield event;
       }
     } catch (error) {
@@ -122,7 +140,9 @@ export class GrpcClientPool {
       call.cancel();
     }
     if (signal?.aborted) throw abortError(signal);
-    if (!sawFinal) throw new UnavailableError('The stream ended before its final task.status');
+    if (!sawFinal && (needsFinal === 'always' || count > 0)) {
+      throw new UnavailableError('The stream ended before its final task.status');
+    }
   }
 
   close(): void {

@@ -12,6 +12,7 @@ import {
   type AgentCard,
   type Task,
   type TaskEvent,
+  type TaskList,
 } from '@agent/core';
 import {
   decodeAgentCard,
@@ -20,6 +21,7 @@ import {
   decodeInvokeResponse,
   decodeMessage,
   decodePart,
+  decodeSubscribeRequest,
   decodeTask,
   decodeTaskEvent,
   encodeAgentCard,
@@ -28,6 +30,7 @@ import {
   encodeInvokeResponse,
   encodeMessage,
   encodePart,
+  encodeSubscribeRequest,
   encodeTask,
   encodeTaskEvent,
 } from './codec.js';
@@ -233,6 +236,23 @@ describe('codec: TaskEvents', () => {
     expect(decodeTaskEvent(viaWire(pb.TaskEvent, encodeTaskEvent(event)))).toEqual(event);
   });
 
+  it.each(events.map((event, index) => [event.type, { ...event, sequence: index + 1 }] as const))(
+    'carries the sequence of %s',
+    (_type, event) => {
+      const encoded = viaWire(pb.TaskEvent, encodeTaskEvent(event as TaskEvent));
+      expect(encoded.sequence).toBe(event.sequence);
+      expect(encoded.extra?.sequence).toBeUndefined();
+      if (encoded.event?.$case === 'runtime') expect(encoded.event.value?.sequence).toBeUndefined();
+      expect(decodeTaskEvent(encoded)).toEqual(event);
+    },
+  );
+
+  it('leaves sequence out of an event without one (0 on the wire)', () => {
+    const encoded = viaWire(pb.TaskEvent, encodeTaskEvent(events[0]!));
+    expect(encoded.sequence).toBe(0);
+    expect('sequence' in decodeTaskEvent(encoded)).toBe(false);
+  });
+
   it('rejects an event whose oneof does not match its type', () => {
     const encoded = encodeTaskEvent(events[5]!);
     expect(() => decodeTaskEvent({ ...encoded, type: 'task.status' })).toThrow(ValidationError);
@@ -255,6 +275,32 @@ describe('codec: Invoke', () => {
         { operation: 'cancel_task', data: { task_id: 't2' } },
       ],
       [encodeInvokeRequest('get_card', undefined), { operation: 'get_card', data: {} }],
+      [
+        encodeInvokeRequest('get_task', { task_id: 't3' }),
+        { operation: 'get_task', data: { task_id: 't3' } },
+      ],
+      [
+        encodeInvokeRequest('get_task', { task_id: 't4', history_length: 0 }),
+        { operation: 'get_task', data: { task_id: 't4', history_length: 0 } },
+      ],
+      // Decimal strings, as a query string carries numbers, become numbers.
+      [
+        encodeInvokeRequest('get_task', { id: 't5', history_length: '7' }),
+        { operation: 'get_task', data: { task_id: 't5', history_length: 7 } },
+      ],
+      [encodeInvokeRequest('list_tasks', undefined), { operation: 'list_tasks', data: {} }],
+      [
+        encodeInvokeRequest('list_tasks', {
+          session_id: 's1',
+          state: 'input-required',
+          page_size: 0,
+          page_token: 'tok',
+        }),
+        {
+          operation: 'list_tasks',
+          data: { session_id: 's1', state: 'input-required', page_size: 0, page_token: 'tok' },
+        },
+      ],
     ] as const;
     for (const [request, expected] of cases) {
       expect(decodeInvokeRequest(viaWire(pb.InvokeRequest, request))).toEqual(expected);
@@ -272,7 +318,106 @@ describe('codec: Invoke', () => {
     });
   });
 
-  it('round-trips both response kinds', () => {
+  it('round-trips every state of a list filter', () => {
+    for (const state of TASK_STATES) {
+      expect(
+        decodeInvokeRequest(viaWire(pb.InvokeRequest, encodeInvokeRequest('list_tasks', { state }))),
+      ).toEqual({ operation: 'list_tasks', data: { state } });
+    }
+  });
+
+  it('sends a missing task id as "" for the server to refuse, and leaves what the proto can carry to it', () => {
+    expect(decodeInvokeRequest(viaWire(pb.InvokeRequest, encodeInvokeRequest('get_task', {})))).toEqual({
+      operation: 'get_task',
+      data: { task_id: '' },
+    });
+    expect(
+      decodeInvokeRequest(viaWire(pb.InvokeRequest, encodeInvokeRequest('list_tasks', { page_size: 101 }))),
+    ).toEqual({ operation: 'list_tasks', data: { page_size: 101 } });
+  });
+
+  it('refuses on the client what the proto cannot carry, in the words of the server', () => {
+    const cases: [() => unknown, string, string][] = [
+      [
+        () => encodeInvokeRequest('get_task', { task_id: 't', history_length: -1 }),
+        'get_task',
+        '/history_length',
+      ],
+      [
+        () => encodeInvokeRequest('get_task', { task_id: 't', history_length: 1.5 }),
+        'get_task',
+        '/history_length',
+      ],
+      [
+        () => encodeInvokeRequest('get_task', { task_id: 't', history_length: 2 ** 32 }),
+        'get_task',
+        '/history_length',
+      ],
+      [() => encodeInvokeRequest('list_tasks', { page_size: 'ten' }), 'list_tasks', '/page_size'],
+      [() => encodeInvokeRequest('list_tasks', { state: 'sleeping' }), 'list_tasks', '/state'],
+      [() => encodeInvokeRequest('list_tasks', { session_id: 5 }), 'list_tasks', '/session_id'],
+      [() => encodeInvokeRequest('list_tasks', [1]), 'list_tasks', '/'],
+      [() => encodeSubscribeRequest({ task_id: 't', after: -1 }), 'subscribe_task', '/after'],
+    ];
+    for (const [work, operation, pointer] of cases) {
+      let error: unknown;
+      try {
+        work();
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).message).toMatch(`Invalid ${operation} request: ${pointer} `);
+      expect((error as ValidationError).data).toEqual({ errors: [{ pointer, message: expect.any(String) }] });
+    }
+  });
+
+  it('refuses TASK_STATE_UNSPECIFIED in a list filter, pointing at the field', () => {
+    const request: pb.InvokeRequest = {
+      operation: { $case: 'listTasks', value: { state: pb.TaskState.TASK_STATE_UNSPECIFIED } },
+    };
+    try {
+      decodeInvokeRequest(viaWire(pb.InvokeRequest, request));
+      throw new Error('expected a ValidationError');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).data).toEqual({
+        errors: [{ pointer: '/list_tasks/state', message: 'has unknown enum value 0' }],
+      });
+    }
+  });
+
+  it('round-trips a SubscribeRequest, after defaulting to 0', () => {
+    for (const [data, expected] of [
+      [
+        { task_id: 't', after: 3 },
+        { task_id: 't', after: 3 },
+      ],
+      [{ task_id: 't' }, { task_id: 't', after: 0 }],
+      [
+        { id: 't', after: '12' },
+        { task_id: 't', after: 12 },
+      ],
+    ] as const) {
+      expect(decodeSubscribeRequest(viaWire(pb.SubscribeRequest, encodeSubscribeRequest(data)))).toEqual(
+        expected,
+      );
+    }
+  });
+
+  it('round-trips a TaskList, first and last page', () => {
+    const pages: TaskList[] = [
+      { tasks: [richTask('completed'), richTask('failed')], next_page_token: 'next' },
+      { tasks: [], next_page_token: '' },
+    ];
+    for (const page of pages) {
+      expect(
+        decodeInvokeResponse(viaWire(pb.InvokeResponse, encodeInvokeResponse('list_tasks', page))),
+      ).toEqual(page);
+    }
+  });
+
+  it('round-trips the Task and AgentCard response kinds', () => {
     const card: AgentCard = { name: 'n', description: 'd', url: 'u' };
     expect(decodeInvokeResponse(viaWire(pb.InvokeResponse, encodeInvokeResponse('send_task', task)))).toEqual(
       task,

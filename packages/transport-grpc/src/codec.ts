@@ -5,16 +5,21 @@
  */
 import {
   InvalidRequestError,
+  TASK_STATES,
   ValidationError,
   type AgentCard,
   type Artifact,
+  type GetTaskRequest,
   type JsonObject,
+  type ListTasksRequest,
   type Message,
   type MessageRole,
   type Part,
   type SecuritySchemeDict,
+  type SubscribeTaskRequest,
   type Task,
   type TaskEvent,
+  type TaskList,
   type TaskState,
 } from '@agent/core';
 import { parseCancelRequest } from '@agent/core/internal';
@@ -211,13 +216,18 @@ export function decodeAgentCard(card: pb.AgentCard): AgentCard {
 
 // ---- TaskEvent ----
 
-const EVENT_COMMON = ['type', 'task_id', 'timestamp'] as const;
+const EVENT_COMMON = ['type', 'task_id', 'timestamp', 'sequence'] as const;
 const STATUS_TYPED = [...EVENT_COMMON, 'state', 'final', 'message', 'task'];
 const ARTIFACT_TYPED = [...EVENT_COMMON, 'artifact', 'append', 'last_chunk'];
 const LLM_TYPED = [...EVENT_COMMON, 'delta'];
 
 export function encodeTaskEvent(event: TaskEvent): pb.TaskEvent {
-  const encoded: pb.TaskEvent = { type: event.type, taskId: event.task_id, timestamp: event.timestamp };
+  const encoded: pb.TaskEvent = {
+    type: event.type,
+    taskId: event.task_id,
+    timestamp: event.timestamp,
+    sequence: typeof event.sequence === 'number' ? event.sequence : 0,
+  };
   let extra: JsonObject | undefined;
   switch (event.type) {
     case 'task.status': {
@@ -265,7 +275,11 @@ export function decodeTaskEvent(event: pb.TaskEvent): TaskEvent {
   if (body === undefined || body.$case !== expected) {
     throw invalid('/event', `must be "${expected}" for an event of type "${event.type}"`);
   }
-  const common = { task_id: event.taskId, timestamp: event.timestamp };
+  const common = {
+    task_id: event.taskId,
+    timestamp: event.timestamp,
+    ...(event.sequence > 0 ? { sequence: event.sequence } : {}),
+  };
   const extra = (event.extra ?? {}) as JsonObject;
   switch (body.$case) {
     case 'status': {
@@ -302,14 +316,106 @@ export function decodeTaskEvent(event: pb.TaskEvent): TaskEvent {
 // ---- Invoke requests and responses ----
 
 /** A unary operation in the names of core's CLIENT_OPERATIONS. */
-export type InvokeOperation = 'send_task' | 'cancel_task' | 'get_card';
+export type InvokeOperation = 'send_task' | 'cancel_task' | 'get_card' | 'get_task' | 'list_tasks';
 
 export type DecodedInvokeRequest =
   | { operation: 'send_task'; data: Task }
   | { operation: 'cancel_task'; data: { task_id: string; reason?: string } }
-  | { operation: 'get_card'; data: Record<string, never> };
+  | { operation: 'get_card'; data: Record<string, never> }
+  | { operation: 'get_task'; data: GetTaskRequest }
+  | { operation: 'list_tasks'; data: ListTasksRequest };
 
-/** `data` is the operation's JSON payload: a Task (or `{task}`), a cancel body, nothing for the card. */
+export type InvokeResult = Task | AgentCard | TaskList;
+
+const UINT32_MAX = 0xffff_ffff;
+
+/**
+ * A task API payload's field the proto cannot carry (a negative or fractional number, a state that is
+ * no TaskState, a non-string): refused on the client in the words the server would use. Everything
+ * the proto can carry travels as is, and the server's pipeline judges it.
+ */
+function unencodable(what: string, pointer: string, message: string): ValidationError {
+  return new ValidationError(`Invalid ${what}: ${pointer} ${message}`, {
+    data: { errors: [{ pointer, message }] },
+  });
+}
+
+function payloadObject(data: unknown, what: string): Record<string, unknown> {
+  if (data === undefined || data === null) return {};
+  if (typeof data !== 'object' || Array.isArray(data)) throw unencodable(what, '/', 'must be object');
+  return data as Record<string, unknown>;
+}
+
+/** `task_id` (or `id`); a missing one travels as `""`, which the server refuses as required. */
+function taskIdField(body: Record<string, unknown>): string {
+  const id = body.task_id ?? body.id;
+  return typeof id === 'string' ? id : '';
+}
+
+/** A uint32 given as a number or a decimal string (as a query string would carry it); absent → undefined. */
+function uint32Field(body: Record<string, unknown>, field: string, what: string): number | undefined {
+  const raw = body[field];
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  const value = typeof raw === 'string' && /^\d{1,10}$/.test(raw) ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > UINT32_MAX) {
+    throw unencodable(what, `/${field}`, `must be an integer from 0 to ${UINT32_MAX}`);
+  }
+  return value;
+}
+
+function stringField(body: Record<string, unknown>, field: string, what: string): string | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw unencodable(what, `/${field}`, 'must be string');
+  return value;
+}
+
+export function encodeGetTask(data: unknown): pb.GetTask {
+  const what = 'get_task request';
+  const body = payloadObject(data, what);
+  const historyLength = uint32Field(body, 'history_length', what);
+  return { taskId: taskIdField(body), ...(historyLength === undefined ? {} : { historyLength }) };
+}
+
+export function decodeGetTask(message: pb.GetTask): GetTaskRequest {
+  const { taskId, historyLength } = message;
+  return historyLength === undefined
+    ? { task_id: taskId }
+    : { task_id: taskId, history_length: historyLength };
+}
+
+export function encodeListTasks(data: unknown): pb.ListTasks {
+  const what = 'list_tasks request';
+  const body = payloadObject(data, what);
+  const encoded: pb.ListTasks = {};
+  const sessionId = stringField(body, 'session_id', what);
+  if (sessionId !== undefined) encoded.sessionId = sessionId;
+  const state = stringField(body, 'state', what);
+  if (state !== undefined && state !== '') {
+    if (!Object.prototype.hasOwnProperty.call(STATE_TO_PROTO, state)) {
+      throw unencodable(what, '/state', `must be one of ${TASK_STATES.join(', ')}`);
+    }
+    encoded.state = STATE_TO_PROTO[state as TaskState];
+  }
+  const pageSize = uint32Field(body, 'page_size', what);
+  if (pageSize !== undefined) encoded.pageSize = pageSize;
+  const pageToken = stringField(body, 'page_token', what);
+  if (pageToken !== undefined) encoded.pageToken = pageToken;
+  return encoded;
+}
+
+export function decodeListTasks(message: pb.ListTasks, pointer = ''): ListTasksRequest {
+  const decoded: ListTasksRequest = {};
+  if (message.sessionId !== undefined) decoded.session_id = message.sessionId;
+  if (message.state !== undefined) {
+    decoded.state = decodeEnum(STATE_FROM_PROTO, message.state, `${pointer}/state`);
+  }
+  if (message.pageSize !== undefined) decoded.page_size = message.pageSize;
+  if (message.pageToken !== undefined) decoded.page_token = message.pageToken;
+  return decoded;
+}
+
+/** `data` is the operation's JSON payload: a Task (or `{task}`), a cancel body, a task query, nothing for the card. */
 export function encodeInvokeRequest(operation: InvokeOperation, data: unknown): pb.InvokeRequest {
   switch (operation) {
     case 'send_task':
@@ -322,21 +428,25 @@ export function encodeInvokeRequest(operation: InvokeOperation, data: unknown): 
     }
     case 'get_card':
       return { operation: { $case: 'getAgentCard', value: {} } };
+    case 'get_task':
+      return { operation: { $case: 'getTask', value: encodeGetTask(data) } };
+    case 'list_tasks':
+      return { operation: { $case: 'listTasks', value: encodeListTasks(data) } };
   }
 }
 
-/**
- * The request bytes of an `Invoke` or `Stream` call, decoded. The server keeps request bodies as bytes
- * until the call is authenticated, so this runs after the authenticator.
- */
-export function decodeInvokeRequestBytes(body: Uint8Array): DecodedInvokeRequest {
-  let message: pb.InvokeRequest;
+/** Decodes request bytes the server kept undecoded until the call was authenticated. */
+function decodeBytes<T>(fns: { decode(input: Uint8Array): T }, body: Uint8Array, name: string): T {
   try {
-    message = pb.InvokeRequest.decode(body);
+    return fns.decode(body);
   } catch (error) {
-    throw new InvalidRequestError('Request body is not a valid agent.v1.InvokeRequest', { cause: error });
+    throw new InvalidRequestError(`Request body is not a valid agent.v1.${name}`, { cause: error });
   }
-  return decodeInvokeRequest(message);
+}
+
+/** The request bytes of an `Invoke` or `Stream` call, decoded (after the authenticator ran). */
+export function decodeInvokeRequestBytes(body: Uint8Array): DecodedInvokeRequest {
+  return decodeInvokeRequest(decodeBytes(pb.InvokeRequest, body, 'InvokeRequest'));
 }
 
 export function decodeInvokeRequest(request: pb.InvokeRequest): DecodedInvokeRequest {
@@ -354,27 +464,63 @@ export function decodeInvokeRequest(request: pb.InvokeRequest): DecodedInvokeReq
     }
     case 'getAgentCard':
       return { operation: 'get_card', data: {} };
+    case 'getTask':
+      return { operation: 'get_task', data: decodeGetTask(operation.value) };
+    case 'listTasks':
+      return { operation: 'list_tasks', data: decodeListTasks(operation.value, '/list_tasks') };
     default:
       throw new InvalidRequestError('InvokeRequest names no operation');
   }
 }
 
-export function encodeInvokeResponse(
-  operation: InvokeOperation,
-  result: Task | AgentCard,
-): pb.InvokeResponse {
-  return operation === 'get_card'
-    ? { result: { $case: 'agentCard', value: encodeAgentCard(result as AgentCard) } }
-    : { result: { $case: 'task', value: encodeTask(result as Task) } };
+export function encodeTaskList(list: TaskList): pb.TaskList {
+  return { tasks: list.tasks.map(encodeTask), nextPageToken: list.next_page_token };
 }
 
-export function decodeInvokeResponse(response: pb.InvokeResponse): Task | AgentCard {
+export function decodeTaskList(list: pb.TaskList): TaskList {
+  return {
+    tasks: list.tasks.map((task, index) => decodeTask(task, `/tasks/${index}`)),
+    next_page_token: list.nextPageToken,
+  };
+}
+
+export function encodeInvokeResponse(operation: InvokeOperation, result: InvokeResult): pb.InvokeResponse {
+  switch (operation) {
+    case 'get_card':
+      return { result: { $case: 'agentCard', value: encodeAgentCard(result as AgentCard) } };
+    case 'list_tasks':
+      return { result: { $case: 'taskList', value: encodeTaskList(result as TaskList) } };
+    default:
+      return { result: { $case: 'task', value: encodeTask(result as Task) } };
+  }
+}
+
+export function decodeInvokeResponse(response: pb.InvokeResponse): InvokeResult {
   switch (response.result?.$case) {
     case 'task':
       return decodeTask(response.result.value);
     case 'agentCard':
       return decodeAgentCard(response.result.value);
+    case 'taskList':
+      return decodeTaskList(response.result.value);
     default:
       throw invalid('/result', 'is required');
   }
+}
+
+// ---- Subscribe ----
+
+export function encodeSubscribeRequest(data: unknown): pb.SubscribeRequest {
+  const what = 'subscribe_task request';
+  const body = payloadObject(data, what);
+  return { taskId: taskIdField(body), after: uint32Field(body, 'after', what) ?? 0 };
+}
+
+export function decodeSubscribeRequest(request: pb.SubscribeRequest): SubscribeTaskRequest {
+  return { task_id: request.taskId, after: request.after };
+}
+
+/** The request bytes of a `Subscribe` call, decoded (after the authenticator ran). */
+export function decodeSubscribeRequestBytes(body: Uint8Array): SubscribeTaskRequest {
+  return decodeSubscribeRequest(decodeBytes(pb.SubscribeRequest, body, 'SubscribeRequest'));
 }

@@ -109,7 +109,8 @@ describe('GRPCTransport: unary operations over a real socket', () => {
     await expect(notFound).rejects.toBeInstanceOf(TaskNotFoundError);
     await expect(notFound).rejects.toMatchObject({
       code: 'TASK_NOT_FOUND',
-      message: 'Task nope is not active',
+      message: 'Task nope not found',
+      data: { task_id: 'nope' },
     });
     await expect(client.send(CLIENT_OPERATIONS.send_task, url, task('throw no good'))).rejects.toMatchObject({
       name: 'ValueError',

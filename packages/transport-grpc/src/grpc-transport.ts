@@ -3,6 +3,7 @@ import {
   UnsupportedOperationError,
   type ClientRequestSpec,
   type SendOptions,
+  type SubscribeTaskOptions,
   type Task,
   type TaskEvent,
   type TlsOptions,
@@ -11,7 +12,12 @@ import { readTaskPayload } from '@agent/core/internal';
 import { TransportBase, type Listening, type ServerPipeline, type TransportDefinition } from '@agent/server';
 import type { Metadata } from '@grpc/grpc-js';
 import { GrpcClientPool } from './client.js';
-import { decodeInvokeResponse, encodeInvokeRequest, type InvokeOperation } from './codec.js';
+import {
+  decodeInvokeResponse,
+  encodeInvokeRequest,
+  encodeSubscribeRequest,
+  type InvokeOperation,
+} from './codec.js';
 import { headersToMetadata } from './metadata.js';
 import { GRPC_OPTION_NAMES, type GRPCTransportOptions } from './options.js';
 import { GrpcServerAdapter } from './server-adapter.js';
@@ -28,13 +34,16 @@ const UNARY_OPERATIONS: ReadonlySet<string> = new Set([
   'send_task',
   'cancel_task',
   'get_card',
+  'get_task',
+  'list_tasks',
 ] satisfies InvokeOperation[]);
 
 /**
- * The gRPC transport: `agent.v1.AgentService` with `Invoke` for send_task / cancel_task / get_card
- * and `Stream` for a task's events, credentials in lowercase metadata, optional health and
- * reflection services, `grpcs://` with TLS and mutual TLS. Options, lifecycle and the server rules
- * come from `@agent/server`; this class adds the gRPC wire.
+ * The gRPC transport: `agent.v1.AgentService` with `Invoke` for send_task / cancel_task / get_card /
+ * get_task / list_tasks, `Stream` for a new task's events and `Subscribe` for a sent one's,
+ * credentials in lowercase metadata, optional health and reflection services, `grpcs://` with TLS and
+ * mutual TLS. Options, lifecycle and the server rules come from `@agent/server`; this class adds the
+ * gRPC wire.
  */
 export class GRPCTransport extends TransportBase<GRPCTransportOptions> {
   private readonly pool: GrpcClientPool;
@@ -73,7 +82,10 @@ export class GRPCTransport extends TransportBase<GRPCTransportOptions> {
     _params?: Record<string, string>,
     options: SendOptions = {},
   ): Promise<TResult> {
-    if (spec.streaming) throw new UnsupportedOperationError(`${spec.name} is a stream: call subscribe()`);
+    if (spec.streaming) {
+      const method = spec.name === 'subscribe_task' ? 'subscribeTask' : 'subscribe';
+      throw new UnsupportedOperationError(`${spec.name} is a stream: call ${method}()`);
+    }
     if (!UNARY_OPERATIONS.has(spec.name)) throw new MethodNotFoundError(`Unknown operation: ${spec.name}`);
     const operation = spec.name as InvokeOperation;
     // Checked here so a bad Task is a local ValidationError, not a half-encoded message.
@@ -92,6 +104,25 @@ export class GRPCTransport extends TransportBase<GRPCTransportOptions> {
     const request = encodeInvokeRequest('send_task', readTaskPayload(task));
     const metadata = await this.outgoingMetadata();
     yield* this.pool.stream(agentUrl, request, {
+      metadata,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * One of the caller's tasks' events after `options.after` (default 0: all), then live ones, up to its
+   * final status; empty when `after` is already the final one. `options.timeoutMs` sets a deadline for
+   * the whole subscription (none by default).
+   */
+  async *subscribeTask(
+    agentUrl: string,
+    taskId: string,
+    options: SubscribeTaskOptions = {},
+  ): AsyncIterable<TaskEvent> {
+    const request = encodeSubscribeRequest({ task_id: taskId, after: options.after ?? 0 });
+    const metadata = await this.outgoingMetadata();
+    yield* this.pool.subscribe(agentUrl, request, {
       metadata,
       timeoutMs: options.timeoutMs,
       signal: options.signal,

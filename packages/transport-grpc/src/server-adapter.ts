@@ -9,6 +9,7 @@ import { raceAbort, type TransportAddress } from '@agent/core/internal';
 import {
   formatHostPort,
   settlesWithin,
+  type EventFeed,
   type RequestInfo,
   type ServerCall,
   type ServerPipeline,
@@ -24,6 +25,7 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import {
   decodeInvokeRequestBytes,
+  decodeSubscribeRequestBytes,
   encodeInvokeResponse,
   encodeTaskEvent,
   type DecodedInvokeRequest,
@@ -46,6 +48,7 @@ export interface GrpcServerAdapterOptions {
 
 /** Request bodies stay bytes until the call is authenticated (see {@link AGENT_SERVICE_RAW_REQUESTS}). */
 type InvokeCall = ServerUnaryCall<Buffer, pb.InvokeResponse>;
+/** A `Stream` or `Subscribe` call: both answer with a stream of TaskEvents. */
 type StreamCall = ServerWritableStream<Buffer, pb.TaskEvent>;
 
 /** After the pipeline drained: how long other services' calls (a health `Watch`) get before the server is forced down. */
@@ -61,6 +64,7 @@ const passThrough = (body: Buffer): Buffer => body;
 const AGENT_SERVICE_RAW_REQUESTS = {
   invoke: { ...pb.AgentServiceService.invoke, requestDeserialize: passThrough },
   stream: { ...pb.AgentServiceService.stream, requestDeserialize: passThrough },
+  subscribe: { ...pb.AgentServiceService.subscribe, requestDeserialize: passThrough },
 } satisfies ServiceDefinition;
 
 /**
@@ -109,6 +113,7 @@ export class GrpcServerAdapter {
     this.server.addService(AGENT_SERVICE_RAW_REQUESTS, {
       invoke: (call: InvokeCall, callback: sendUnaryData<pb.InvokeResponse>) => this.invoke(call, callback),
       stream: (call: StreamCall) => this.stream(call),
+      subscribe: (call: StreamCall) => this.subscribe(call),
     });
     if (options.health) {
       this.health = new HealthImplementation({ '': 'SERVING', [AGENT_SERVICE_NAME]: 'SERVING' });
@@ -164,7 +169,7 @@ export class GrpcServerAdapter {
   /** Authenticate, decode, run the operation, encode; rejects only with a wire-safe AgentError. */
   private async answerInvoke(call: InvokeCall, scope: RpcScope): Promise<pb.InvokeResponse> {
     const opened = await this.pipeline.open(scope.request);
-    const request = this.decode(call.request, 'invoke', opened);
+    const request = this.decode(call.request, opened);
     const result = await this.pipeline.unary(opened, request.operation, request.data);
     try {
       return encodeInvokeResponse(request.operation, result);
@@ -173,9 +178,27 @@ export class GrpcServerAdapter {
     }
   }
 
+  /** `Stream`: a new task's events. */
   private stream(call: StreamCall): void {
+    this.serveFeed(call, 'stream_task', (opened) => {
+      const request = decodeInvokeRequestBytes(call.request);
+      if (request.operation !== 'send_task') {
+        throw new InvalidRequestError(`Stream carries send_task only; call Invoke for ${request.operation}`);
+      }
+      return this.pipeline.stream(opened, request.data);
+    });
+  }
+
+  /** `Subscribe`: the events of one of the caller's tasks, after a sequence. */
+  private subscribe(call: StreamCall): void {
+    this.serveFeed(call, 'subscribe_task', (opened) =>
+      this.pipeline.subscribe(opened, decodeSubscribeRequestBytes(call.request)),
+    );
+  }
+
+  private serveFeed(call: StreamCall, operation: string, open: (opened: ServerCall) => EventFeed): void {
     const scope = new RpcScope(call);
-    void this.pumpStream(call, scope).then(
+    void this.pumpFeed(call, scope, operation, open).then(
       () => {
         scope.answered = true;
         if (!call.cancelled) call.end();
@@ -188,19 +211,24 @@ export class GrpcServerAdapter {
   }
 
   /**
-   * Writes the pipeline's events (which end with exactly one final status) until the stream ends, the
-   * client goes away or a stop gives up on the call; rejects only with a wire-safe AgentError.
+   * Writes the pipeline's events (which end with exactly one final status) until the feed ends, the
+   * client goes away or a stop gives up on the call; rejects only with a wire-safe AgentError. A feed
+   * that fails before its first event rejects its first `next()`, so that failure leaves as a status
+   * with no event written.
    */
-  private async pumpStream(call: StreamCall, scope: RpcScope): Promise<void> {
+  private async pumpFeed(
+    call: StreamCall,
+    scope: RpcScope,
+    operation: string,
+    open: (opened: ServerCall) => EventFeed,
+  ): Promise<void> {
     const opened = await this.pipeline.open(scope.request);
-    const request = this.decode(call.request, 'stream_task', opened);
-    if (request.operation !== 'send_task') {
-      const refused = new InvalidRequestError(
-        `Stream carries send_task only; call Invoke for ${request.operation}`,
-      );
-      throw this.pipeline.wireError(refused, 'stream_task', opened);
+    let events: EventFeed;
+    try {
+      events = open(opened);
+    } catch (error) {
+      throw this.pipeline.wireError(error, operation, opened);
     }
-    const events = this.pipeline.stream(opened, request.data);
     try {
       for (;;) {
         const next = await raceAbort(events.next(), scope.signal);
@@ -208,18 +236,18 @@ export class GrpcServerAdapter {
         await this.write(call, encodeTaskEvent(next.value), scope.signal);
       }
     } catch (error) {
-      throw this.pipeline.wireError(error, 'stream_task', opened);
+      throw this.pipeline.wireError(error, operation, opened);
     } finally {
-      // Ended early (client gone, stop, encoding failure): the handler is told to finish on its own.
+      // Ended early (client gone, stop, encoding failure): this caller detaches, the task goes on.
       void events.return();
     }
   }
 
-  private decode(body: Buffer, operation: string, opened: ServerCall): DecodedInvokeRequest {
+  private decode(body: Buffer, opened: ServerCall): DecodedInvokeRequest {
     try {
       return decodeInvokeRequestBytes(body);
     } catch (error) {
-      throw this.pipeline.wireError(error, operation, opened);
+      throw this.pipeline.wireError(error, 'invoke', opened);
     }
   }
 

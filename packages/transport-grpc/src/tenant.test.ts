@@ -1,5 +1,5 @@
-import { CLIENT_OPERATIONS, TaskNotFoundError, type CallContext } from '@agent/core';
-import { describeTenantOption } from '@agent/test-support';
+import { CLIENT_OPERATIONS } from '@agent/core';
+import { describeTenantOption, type TestAgent } from '@agent/test-support';
 import { GRPCTransport } from './grpc-transport.js';
 import type { GRPCTransportOptions } from './options.js';
 import { Harness, apiKeyAuth, API_KEY, task } from './test-support/harness.js';
@@ -10,14 +10,17 @@ afterEach(() => harness.closeAll());
 const TENANT = 'acme.eu:team_1-a';
 
 /** Every operation once, unary (Invoke) and streaming (Stream), each reaching the handler. */
-async function everyOperation(transport: GRPCTransport, url: string, contexts: CallContext[]): Promise<void> {
+async function everyOperation(transport: GRPCTransport, url: string, handler: TestAgent): Promise<void> {
   await transport.send(CLIENT_OPERATIONS.send_task, url, task('echo hi'));
   await transport.send(CLIENT_OPERATIONS.get_card, url);
-  await expect(
-    transport.send(CLIENT_OPERATIONS.cancel_task, url, { task_id: 'no-such-task' }),
-  ).rejects.toBeInstanceOf(TaskNotFoundError);
+  // A cancel reaches the handler only for a running task of the caller's own.
+  const held = task('hold');
+  const answer = transport.send(CLIENT_OPERATIONS.send_task, url, held);
+  await handler.whenRunning(held.id);
+  await transport.send(CLIENT_OPERATIONS.cancel_task, url, { task_id: held.id });
+  await answer;
   for await (const event of transport.subscribe(url, task('stream 2'))) void event;
-  expect(contexts).toHaveLength(4);
+  expect(handler.contexts).toHaveLength(5);
 }
 
 describeTenantOption('GRPCTransport', {
@@ -29,7 +32,7 @@ describe('GRPCTransport tenant with credentials', () => {
   it('sends x-tenant beside the credential metadata', async () => {
     const { handler, url } = await harness.server({ authenticator: apiKeyAuth() });
     const transport = harness.client({ authenticator: apiKeyAuth(), credentials: API_KEY, tenant: TENANT });
-    await everyOperation(transport, url, handler.contexts);
+    await everyOperation(transport, url, handler);
     for (const ctx of handler.contexts) {
       expect(ctx.tenant).toBe(TENANT);
       expect(ctx.security?.principalId).toBeDefined();

@@ -150,10 +150,13 @@ export function roleToJSON(object: Role): string {
 }
 
 export interface InvokeRequest {
-  operation?: { $case: "sendTask"; value: SendTask } | { $case: "cancelTask"; value: CancelTask } | {
-    $case: "getAgentCard";
-    value: GetAgentCard;
-  } | undefined;
+  operation?:
+    | { $case: "sendTask"; value: SendTask }
+    | { $case: "cancelTask"; value: CancelTask }
+    | { $case: "getAgentCard"; value: GetAgentCard }
+    | { $case: "getTask"; value: GetTask }
+    | { $case: "listTasks"; value: ListTasks }
+    | undefined;
 }
 
 export interface SendTask {
@@ -168,8 +171,50 @@ export interface CancelTask {
 export interface GetAgentCard {
 }
 
+/** One of the caller's tasks, running or finished; answered with a Task. */
+export interface GetTask {
+  taskId: string;
+  /** Keep at most this many messages, the newest. Absent: all of them; 0: none. */
+  historyLength?: number | undefined;
+}
+
+/**
+ * One page of the caller's tasks, newest update first; answered with a TaskList. Absent fields do
+ * not filter.
+ */
+export interface ListTasks {
+  sessionId?:
+    | string
+    | undefined;
+  /** TASK_STATE_UNSPECIFIED is refused like any unknown value: leave the field out for every state. */
+  state?:
+    | TaskState
+    | undefined;
+  /** 1..100; absent: 50. */
+  pageSize?:
+    | number
+    | undefined;
+  /** The previous page's `next_page_token`. */
+  pageToken?: string | undefined;
+}
+
 export interface InvokeResponse {
-  result?: { $case: "task"; value: Task } | { $case: "agentCard"; value: AgentCard } | undefined;
+  result?: { $case: "task"; value: Task } | { $case: "agentCard"; value: AgentCard } | {
+    $case: "taskList";
+    value: TaskList;
+  } | undefined;
+}
+
+export interface TaskList {
+  tasks: Task[];
+  /** Empty on the last page. */
+  nextPageToken: string;
+}
+
+export interface SubscribeRequest {
+  taskId: string;
+  /** Only events whose `sequence` is larger: the last one the caller saw. 0: every event. */
+  after: number;
 }
 
 /** Timestamps stay ISO 8601 strings so that every transport carries them byte for byte. */
@@ -249,7 +294,11 @@ export interface TaskEvent {
     { $case: "runtime"; value: { [key: string]: any } | undefined }
     | undefined;
   /** Fields a status, artifact or llm.stream event carries beyond its typed ones (e.g. `run_id`). */
-  extra?: { [key: string]: any } | undefined;
+  extra?:
+    | { [key: string]: any }
+    | undefined;
+  /** 1-based and gap-free per task, set by the server as it records the event; 0: none. */
+  sequence: number;
 }
 
 export interface TaskStatusUpdate {
@@ -287,6 +336,12 @@ export const InvokeRequest: MessageFns<InvokeRequest> = {
         break;
       case "getAgentCard":
         GetAgentCard.encode(message.operation.value, writer.uint32(26).fork()).join();
+        break;
+      case "getTask":
+        GetTask.encode(message.operation.value, writer.uint32(34).fork()).join();
+        break;
+      case "listTasks":
+        ListTasks.encode(message.operation.value, writer.uint32(42).fork()).join();
         break;
     }
     return writer;
@@ -329,6 +384,22 @@ export const InvokeRequest: MessageFns<InvokeRequest> = {
             message.operation = { $case: "getAgentCard", value: GetAgentCard.decode(reader, reader.uint32()) };
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.operation = { $case: "getTask", value: GetTask.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.operation = { $case: "listTasks", value: ListTasks.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -355,6 +426,14 @@ export const InvokeRequest: MessageFns<InvokeRequest> = {
         ? { $case: "getAgentCard", value: GetAgentCard.fromJSON(object.getAgentCard) }
         : isSet(object.get_agent_card)
         ? { $case: "getAgentCard", value: GetAgentCard.fromJSON(object.get_agent_card) }
+        : isSet(object.getTask)
+        ? { $case: "getTask", value: GetTask.fromJSON(object.getTask) }
+        : isSet(object.get_task)
+        ? { $case: "getTask", value: GetTask.fromJSON(object.get_task) }
+        : isSet(object.listTasks)
+        ? { $case: "listTasks", value: ListTasks.fromJSON(object.listTasks) }
+        : isSet(object.list_tasks)
+        ? { $case: "listTasks", value: ListTasks.fromJSON(object.list_tasks) }
         : undefined,
     };
   },
@@ -367,6 +446,10 @@ export const InvokeRequest: MessageFns<InvokeRequest> = {
       obj.cancelTask = CancelTask.toJSON(message.operation.value);
     } else if (message.operation?.$case === "getAgentCard") {
       obj.getAgentCard = GetAgentCard.toJSON(message.operation.value);
+    } else if (message.operation?.$case === "getTask") {
+      obj.getTask = GetTask.toJSON(message.operation.value);
+    } else if (message.operation?.$case === "listTasks") {
+      obj.listTasks = ListTasks.toJSON(message.operation.value);
     }
     return obj;
   },
@@ -392,6 +475,18 @@ export const InvokeRequest: MessageFns<InvokeRequest> = {
       case "getAgentCard": {
         if (object.operation?.value !== undefined && object.operation?.value !== null) {
           message.operation = { $case: "getAgentCard", value: GetAgentCard.fromPartial(object.operation.value) };
+        }
+        break;
+      }
+      case "getTask": {
+        if (object.operation?.value !== undefined && object.operation?.value !== null) {
+          message.operation = { $case: "getTask", value: GetTask.fromPartial(object.operation.value) };
+        }
+        break;
+      }
+      case "listTasks": {
+        if (object.operation?.value !== undefined && object.operation?.value !== null) {
+          message.operation = { $case: "listTasks", value: ListTasks.fromPartial(object.operation.value) };
         }
         break;
       }
@@ -608,6 +703,228 @@ export const GetAgentCard: MessageFns<GetAgentCard> = {
   },
 };
 
+function createBaseGetTask(): GetTask {
+  return { taskId: "", historyLength: undefined };
+}
+
+export const GetTask: MessageFns<GetTask> = {
+  encode(message: GetTask, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.historyLength !== undefined) {
+      writer.uint32(16).uint32(message.historyLength);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTask {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTask();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.historyLength = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTask {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      historyLength: isSet(object.historyLength)
+        ? globalThis.Number(object.historyLength)
+        : isSet(object.history_length)
+        ? globalThis.Number(object.history_length)
+        : undefined,
+    };
+  },
+
+  toJSON(message: GetTask): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.historyLength !== undefined) {
+      obj.historyLength = Math.round(message.historyLength);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTask>, I>>(base?: I): GetTask {
+    return GetTask.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTask>, I>>(object: I): GetTask {
+    const message = createBaseGetTask();
+    message.taskId = object.taskId ?? "";
+    message.historyLength = object.historyLength ?? undefined;
+    return message;
+  },
+};
+
+function createBaseListTasks(): ListTasks {
+  return { sessionId: undefined, state: undefined, pageSize: undefined, pageToken: undefined };
+}
+
+export const ListTasks: MessageFns<ListTasks> = {
+  encode(message: ListTasks, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== undefined) {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.state !== undefined) {
+      writer.uint32(16).int32(message.state);
+    }
+    if (message.pageSize !== undefined) {
+      writer.uint32(24).uint32(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      writer.uint32(34).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTasks {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTasks();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pageSize = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTasks {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : undefined,
+      state: isSet(object.state) ? taskStateFromJSON(object.state) : undefined,
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ListTasks): unknown {
+    const obj: any = {};
+    if (message.sessionId !== undefined) {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.state !== undefined) {
+      obj.state = taskStateToJSON(message.state);
+    }
+    if (message.pageSize !== undefined) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      obj.pageToken = message.pageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTasks>, I>>(base?: I): ListTasks {
+    return ListTasks.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTasks>, I>>(object: I): ListTasks {
+    const message = createBaseListTasks();
+    message.sessionId = object.sessionId ?? undefined;
+    message.state = object.state ?? undefined;
+    message.pageSize = object.pageSize ?? undefined;
+    message.pageToken = object.pageToken ?? undefined;
+    return message;
+  },
+};
+
 function createBaseInvokeResponse(): InvokeResponse {
   return { result: undefined };
 }
@@ -620,6 +937,9 @@ export const InvokeResponse: MessageFns<InvokeResponse> = {
         break;
       case "agentCard":
         AgentCard.encode(message.result.value, writer.uint32(18).fork()).join();
+        break;
+      case "taskList":
+        TaskList.encode(message.result.value, writer.uint32(26).fork()).join();
         break;
     }
     return writer;
@@ -654,6 +974,14 @@ export const InvokeResponse: MessageFns<InvokeResponse> = {
             message.result = { $case: "agentCard", value: AgentCard.decode(reader, reader.uint32()) };
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.result = { $case: "taskList", value: TaskList.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -674,6 +1002,10 @@ export const InvokeResponse: MessageFns<InvokeResponse> = {
         ? { $case: "agentCard", value: AgentCard.fromJSON(object.agentCard) }
         : isSet(object.agent_card)
         ? { $case: "agentCard", value: AgentCard.fromJSON(object.agent_card) }
+        : isSet(object.taskList)
+        ? { $case: "taskList", value: TaskList.fromJSON(object.taskList) }
+        : isSet(object.task_list)
+        ? { $case: "taskList", value: TaskList.fromJSON(object.task_list) }
         : undefined,
     };
   },
@@ -684,6 +1016,8 @@ export const InvokeResponse: MessageFns<InvokeResponse> = {
       obj.task = Task.toJSON(message.result.value);
     } else if (message.result?.$case === "agentCard") {
       obj.agentCard = AgentCard.toJSON(message.result.value);
+    } else if (message.result?.$case === "taskList") {
+      obj.taskList = TaskList.toJSON(message.result.value);
     }
     return obj;
   },
@@ -706,7 +1040,191 @@ export const InvokeResponse: MessageFns<InvokeResponse> = {
         }
         break;
       }
+      case "taskList": {
+        if (object.result?.value !== undefined && object.result?.value !== null) {
+          message.result = { $case: "taskList", value: TaskList.fromPartial(object.result.value) };
+        }
+        break;
+      }
     }
+    return message;
+  },
+};
+
+function createBaseTaskList(): TaskList {
+  return { tasks: [], nextPageToken: "" };
+}
+
+export const TaskList: MessageFns<TaskList> = {
+  encode(message: TaskList, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.tasks) {
+      Task.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskList {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskList();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tasks.push(Task.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TaskList {
+    return {
+      tasks: globalThis.Array.isArray(object?.tasks) ? object.tasks.map((e: any) => Task.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: TaskList): unknown {
+    const obj: any = {};
+    if (message.tasks?.length) {
+      obj.tasks = message.tasks.map((e) => Task.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TaskList>, I>>(base?: I): TaskList {
+    return TaskList.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TaskList>, I>>(object: I): TaskList {
+    const message = createBaseTaskList();
+    message.tasks = object.tasks?.map((e) => Task.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseSubscribeRequest(): SubscribeRequest {
+  return { taskId: "", after: 0 };
+}
+
+export const SubscribeRequest: MessageFns<SubscribeRequest> = {
+  encode(message: SubscribeRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.after !== 0) {
+      writer.uint32(16).uint32(message.after);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubscribeRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubscribeRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.after = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubscribeRequest {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      after: isSet(object.after) ? globalThis.Number(object.after) : 0,
+    };
+  },
+
+  toJSON(message: SubscribeRequest): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.after !== 0) {
+      obj.after = Math.round(message.after);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SubscribeRequest>, I>>(base?: I): SubscribeRequest {
+    return SubscribeRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SubscribeRequest>, I>>(object: I): SubscribeRequest {
+    const message = createBaseSubscribeRequest();
+    message.taskId = object.taskId ?? "";
+    message.after = object.after ?? 0;
     return message;
   },
 };
@@ -1730,7 +2248,7 @@ export const AgentCard: MessageFns<AgentCard> = {
 };
 
 function createBaseTaskEvent(): TaskEvent {
-  return { type: "", taskId: "", timestamp: "", event: undefined, extra: undefined };
+  return { type: "", taskId: "", timestamp: "", event: undefined, extra: undefined, sequence: 0 };
 }
 
 export const TaskEvent: MessageFns<TaskEvent> = {
@@ -1760,6 +2278,9 @@ export const TaskEvent: MessageFns<TaskEvent> = {
     }
     if (message.extra !== undefined) {
       Struct.encode(Struct.wrap(message.extra), writer.uint32(66).fork()).join();
+    }
+    if (message.sequence !== 0) {
+      writer.uint32(72).uint32(message.sequence);
     }
     return writer;
   },
@@ -1841,6 +2362,14 @@ export const TaskEvent: MessageFns<TaskEvent> = {
             message.extra = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.sequence = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1874,6 +2403,7 @@ export const TaskEvent: MessageFns<TaskEvent> = {
         ? { $case: "runtime", value: object.runtime }
         : undefined,
       extra: isObject(object.extra) ? object.extra : undefined,
+      sequence: isSet(object.sequence) ? globalThis.Number(object.sequence) : 0,
     };
   },
 
@@ -1899,6 +2429,9 @@ export const TaskEvent: MessageFns<TaskEvent> = {
     }
     if (message.extra !== undefined) {
       obj.extra = message.extra;
+    }
+    if (message.sequence !== 0) {
+      obj.sequence = Math.round(message.sequence);
     }
     return obj;
   },
@@ -1938,6 +2471,7 @@ export const TaskEvent: MessageFns<TaskEvent> = {
       }
     }
     message.extra = object.extra ?? undefined;
+    message.sequence = object.sequence ?? 0;
     return message;
   },
 };
@@ -2235,7 +2769,10 @@ export const LlmStreamDelta: MessageFns<LlmStreamDelta> = {
   },
 };
 
-/** Two RPCs carry every client operation: Invoke for the unary ones, Stream for a task's events. */
+/**
+ * Three RPCs carry every client operation: Invoke for the unary ones, Stream for a new task's events,
+ * Subscribe for the events of a task the caller already sent.
+ */
 export type AgentServiceService = typeof AgentServiceService;
 export const AgentServiceService = {
   invoke: {
@@ -2257,12 +2794,30 @@ export const AgentServiceService = {
     responseSerialize: (value: TaskEvent): Buffer => Buffer.from(TaskEvent.encode(value).finish()),
     responseDeserialize: (value: Buffer): TaskEvent => TaskEvent.decode(value),
   },
+  /**
+   * One of the caller's tasks: its recorded events after `after`, then live ones, up to the final
+   * TaskStatusUpdate (at once for a finished task). Another caller's id is answered as an unknown one.
+   */
+  subscribe: {
+    path: "/agent.v1.AgentService/Subscribe" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: SubscribeRequest): Buffer => Buffer.from(SubscribeRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SubscribeRequest => SubscribeRequest.decode(value),
+    responseSerialize: (value: TaskEvent): Buffer => Buffer.from(TaskEvent.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TaskEvent => TaskEvent.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
   invoke: handleUnaryCall<InvokeRequest, InvokeResponse>;
   /** Only `send_task` is valid here; the stream ends after the one final TaskStatusUpdate. */
   stream: handleServerStreamingCall<InvokeRequest, TaskEvent>;
+  /**
+   * One of the caller's tasks: its recorded events after `after`, then live ones, up to the final
+   * TaskStatusUpdate (at once for a finished task). Another caller's id is answered as an unknown one.
+   */
+  subscribe: handleServerStreamingCall<SubscribeRequest, TaskEvent>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -2284,6 +2839,16 @@ export interface AgentServiceClient extends Client {
   /** Only `send_task` is valid here; the stream ends after the one final TaskStatusUpdate. */
   stream(request: InvokeRequest, options?: Partial<CallOptions>): ClientReadableStream<TaskEvent>;
   stream(request: InvokeRequest, metadata?: Metadata, options?: Partial<CallOptions>): ClientReadableStream<TaskEvent>;
+  /**
+   * One of the caller's tasks: its recorded events after `after`, then live ones, up to the final
+   * TaskStatusUpdate (at once for a finished task). Another caller's id is answered as an unknown one.
+   */
+  subscribe(request: SubscribeRequest, options?: Partial<CallOptions>): ClientReadableStream<TaskEvent>;
+  subscribe(
+    request: SubscribeRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<TaskEvent>;
 }
 
 export const AgentServiceClient = makeGenericClientConstructor(
