@@ -3,12 +3,16 @@ export {
   AgentClient,
   type AgentClientOptions,
   type CallOptions,
+  type GetTaskOptions,
+  type ListTasksOptions,
   type SendMessageOptions,
 } from './agent-client.js';
 export {
   SyncAgentClient,
   DEFAULT_SYNC_TIMEOUT_MS,
   type SyncCallOptions,
+  type SyncGetTaskOptions,
+  type SyncListTasksOptions,
   type SyncSendMessageOptions,
 } from './sync-client.js';
 export { agentReply } from './reply.js';

@@ -8,6 +8,7 @@ import {
   messageText,
   type AgentCard,
   type Task,
+  type TaskList,
   type Transport,
 } from '@agent/core';
 import { describeComponent } from '@agent/core/internal';
@@ -49,6 +50,30 @@ describe('client.sync against a real HTTP server in another process', () => {
     expect(card.name).toBe('echo-server');
     const events = client.sync.streamTask(createTask('streamed'));
     expect(events.at(-1)).toMatchObject({ type: 'task.status', final: true, state: 'completed' });
+  });
+
+  it('getTask and listTasks block and return plain values', () => {
+    const done = client.sync.sendTask(createTask('kept', { metadata: { session_id: 'sync-tasks' } }));
+    const read: Task = client.sync.getTask(done.id);
+    expect(read).toEqual(done);
+    expect(client.sync.getTask(done.id, { historyLength: 1 }).messages.map(messageText)).toEqual([
+      'echo: kept',
+    ]);
+    const page: TaskList = client.sync.listTasks({
+      sessionId: 'sync-tasks',
+      state: 'completed',
+      pageSize: 10,
+    });
+    expect(page).toEqual({ tasks: [done], next_page_token: '' });
+  });
+
+  it('getTask and listTasks rethrow typed errors; their option names are checked on this thread', () => {
+    expect(() => client.sync.getTask('never-seen')).toThrow(TaskNotFoundError);
+    expect(() => client.sync.getTask('')).toThrow(ValueError);
+    expect(() => client.sync.listTasks({ pageSize: 0 })).toThrow(ValueError);
+    expect(() => client.sync.getTask('t', { signal: AbortSignal.abort() } as never)).toThrow(
+      'client.sync.getTask does not accept the option "signal"; accepted: historyLength, timeoutMs',
+    );
   });
 
   it('rethrows the same typed errors', () => {

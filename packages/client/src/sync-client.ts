@@ -12,9 +12,11 @@ import {
   type Message,
   type Task,
   type TaskEvent,
+  type TaskList,
+  type TaskState,
   type Transport,
 } from '@agent/core';
-import { checkOptionNames } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 import { resolveDescriptorModules } from './component-descriptor.js';
 import type { SyncOperation, SyncRequest, SyncResponse, SyncWorkerData } from './sync-protocol.js';
 
@@ -29,6 +31,26 @@ export interface SyncCallOptions {
 export interface SyncSendMessageOptions extends SyncCallOptions {
   taskId?: string;
 }
+
+export interface SyncGetTaskOptions extends SyncCallOptions {
+  historyLength?: number;
+}
+
+export interface SyncListTasksOptions extends SyncCallOptions {
+  sessionId?: string;
+  state?: TaskState;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+const SYNC_GET_OPTIONS = optionNames<SyncGetTaskOptions>({ historyLength: true, timeoutMs: true });
+const SYNC_LIST_OPTIONS = optionNames<SyncListTasksOptions>({
+  sessionId: true,
+  state: true,
+  pageSize: true,
+  pageToken: true,
+  timeoutMs: true,
+});
 
 interface WorkerHandle {
   worker: Worker;
@@ -77,6 +99,19 @@ export class SyncAgentClient {
   getAgentCard(options: SyncCallOptions = {}): AgentCard {
     return this.call('getAgentCard', [], options) as AgentCard;
   }
+
+  getTask(taskId: string, options: SyncGetTaskOptions = {}): Task {
+    const { timeoutMs, ...forwarded } = syncOptions('client.sync.getTask', options, SYNC_GET_OPTIONS);
+    return this.call('getTask', [taskId, forwarded], { timeoutMs }) as Task;
+  }
+
+  listTasks(options: SyncListTasksOptions = {}): TaskList {
+    const { timeoutMs, ...forwarded } = syncOptions('client.sync.listTasks', options, SYNC_LIST_OPTIONS);
+    return this.call('listTasks', [forwarded], { timeoutMs }) as TaskList;
+  }
+
+  // No subscribeTask: a subscription exists to see events while they happen, and a blocking call can
+  // only return once the task has ended; by then getTask gives the final task in one call.
 
   /** Runs the task to its end and returns every event, the final status last. */
   streamTask(task: Task, options: SyncCallOptions = {}): TaskEvent[] {
@@ -163,6 +198,16 @@ export class SyncAgentClient {
     }
     return resolveDescriptorModules(this.transport.describe());
   }
+}
+
+/**
+ * Checks the option names here: `timeoutMs` is this thread's, and an unknown name (say an
+ * AbortSignal) is named plainly instead of failing to clone to the worker.
+ */
+function syncOptions<T extends SyncCallOptions>(method: string, options: T, accepted: readonly string[]): T {
+  if (!isRecord(options)) throw new ValueError(`${method} options must be an object`);
+  checkOptionNames(method, options, accepted);
+  return options;
 }
 
 function checkTimeout(timeoutMs: number): number {

@@ -12,6 +12,8 @@ export const SYNC_OPERATIONS = [
   'cancelTask',
   'getAgentCard',
   'streamTask',
+  'getTask',
+  'listTasks',
 ] as const;
 export type SyncOperation = (typeof SYNC_OPERATIONS)[number];
 

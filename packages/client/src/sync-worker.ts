@@ -4,7 +4,7 @@
  */
 import { workerData as rawWorkerData } from 'node:worker_threads';
 import type { Transport } from '@agent/core';
-import { AgentClient } from './agent-client.js';
+import { AgentClient, type GetTaskOptions, type ListTasksOptions } from './agent-client.js';
 import { reviveComponent } from './component-descriptor.js';
 import { errorBody, type SyncRequest, type SyncResponse, type SyncWorkerData } from './sync-protocol.js';
 
@@ -40,6 +40,10 @@ async function run(request: SyncRequest): Promise<unknown> {
       return client.cancelTask(first as string, second as string | undefined);
     case 'getAgentCard':
       return client.getAgentCard();
+    case 'getTask':
+      return client.getTask(first as string, second as GetTaskOptions);
+    case 'listTasks':
+      return client.listTasks(first as ListTasksOptions);
     case 'streamTask': {
       const events = [];
       for await (const event of client.streamTask(first as Parameters<AgentClient['streamTask']>[0]))
