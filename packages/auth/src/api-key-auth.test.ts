@@ -16,6 +16,34 @@ describe('APIKeyAuth', () => {
     expect((await new APIKeyAuth({ validKeys }).authenticate('short')).principalId).toBe('api-key-short');
   });
 
+  it('names the principal of a key from principals, so keys sharing a prefix stay apart', async () => {
+    const keys = { 'sk-live-aaaa1111': [], 'sk-live-bbbb2222': [], 'sk-live-cccc3333': [] };
+    const auth = new APIKeyAuth({
+      validKeys: keys,
+      principals: { 'sk-live-aaaa1111': 'alice', 'sk-live-bbbb2222': 'bob', toString: 'nobody' },
+    });
+    expect((await auth.authenticate('sk-live-aaaa1111')).principalId).toBe('alice');
+    expect((await auth.authenticate('sk-live-bbbb2222')).principalId).toBe('bob');
+    // Without an entry: the default name, shared by every key with these first 8 characters.
+    expect((await auth.authenticate('sk-live-cccc3333')).principalId).toBe('api-key-sk-live-');
+    expect(auth.describe().$component.options).toMatchObject({ principals: { 'sk-live-aaaa1111': 'alice' } });
+  });
+
+  it('refuses principals that are not a map of non-empty strings, without quoting a key', () => {
+    for (const principals of [[], 'alice', { 'sk-secret-key': '' }, { 'sk-secret-key': 7 }]) {
+      const error = (() => {
+        try {
+          new APIKeyAuth({ validKeys, principals: principals as unknown as Record<string, string> });
+        } catch (e) {
+          return e as Error;
+        }
+        throw new Error('expected a ValueError');
+      })();
+      expect(error).toBeInstanceOf(ValueError);
+      expect(error.message).not.toContain('sk-secret');
+    }
+  });
+
   it.each([
     ['an unknown key', 'sk-live-123456789'],
     ['a longer key', 'sk-live-12345678900'],

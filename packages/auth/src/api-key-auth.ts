@@ -16,18 +16,26 @@ export interface APIKeyAuthOptions {
    * entry may act for any tenant. Stored by reference like `validKeys`. Default none.
    */
   tenants?: TenantLists;
+  /**
+   * Key → the principal it authenticates as. A key without an entry is `api-key-` + its first 8
+   * characters, so keys sharing those (a common `sk-live-` prefix) are one principal and share their
+   * tasks; name their principals here to keep them apart. Stored by reference like `validKeys`.
+   */
+  principals?: Record<string, string>;
 }
 
 const OPTION_NAMES = optionNames<APIKeyAuthOptions>({
   validKeys: true,
   description: true,
   tenants: true,
+  principals: true,
 });
 
 /** Accepts a credential only when it is an own key of `validKeys` (compared in constant time). */
 export class APIKeyAuth extends Authenticator implements Describable {
   readonly validKeys: Record<string, string[]>;
   readonly tenants: TenantLists | undefined;
+  readonly principals: Record<string, string> | undefined;
   private readonly scheme: SecurityScheme;
   private readonly description: string | undefined;
 
@@ -43,6 +51,7 @@ export class APIKeyAuth extends Authenticator implements Describable {
     checkOptionNames('APIKeyAuth', options, OPTION_NAMES);
     this.validKeys = options.validKeys;
     this.tenants = checkTenantLists('APIKeyAuth', options.tenants, 'keys', () => 'a key');
+    this.principals = checkPrincipals(options.principals);
     this.description = options.description;
     this.scheme = new SecurityScheme({
       authType: 'apiKey',
@@ -66,7 +75,7 @@ export class APIKeyAuth extends Authenticator implements Describable {
     }
     if (matched === undefined) throw new UnauthenticatedError('Invalid API key');
     return new SecurityContext({
-      principalId: `api-key-${matched.slice(0, 8)}`,
+      principalId: principalOf(this.principals, matched),
       token: matched,
       expiresAt: null,
       metadata: tenantMetadata(this.tenants, matched),
@@ -81,6 +90,28 @@ export class APIKeyAuth extends Authenticator implements Describable {
     const options: APIKeyAuthOptions = { validKeys: this.validKeys };
     if (this.description !== undefined) options.description = this.description;
     if (this.tenants !== undefined) options.tenants = this.tenants;
+    if (this.principals !== undefined) options.principals = this.principals;
     return describeComponent('@agent/auth', 'APIKeyAuth', { ...options });
   }
+}
+
+function checkPrincipals(principals: unknown): Record<string, string> | undefined {
+  if (principals === undefined) return undefined;
+  if (typeof principals !== 'object' || principals === null || Array.isArray(principals)) {
+    throw new ValueError('APIKeyAuth: principals must be an object mapping keys to principal ids');
+  }
+  for (const value of Object.values(principals)) {
+    // The key is a secret and is never quoted.
+    if (typeof value !== 'string' || value === '') {
+      throw new ValueError('APIKeyAuth: the principal of a key must be a non-empty string');
+    }
+  }
+  return principals as Record<string, string>;
+}
+
+/** The key's named principal (own entries only), else `api-key-` + its first 8 characters. */
+function principalOf(principals: Record<string, string> | undefined, key: string): string {
+  const named =
+    principals && Object.prototype.hasOwnProperty.call(principals, key) ? principals[key] : undefined;
+  return typeof named === 'string' && named !== '' ? named : `api-key-${key.slice(0, 8)}`;
 }

@@ -9,6 +9,9 @@ export type QuerySource =
 
 const STRIPPED_PREFIXES = ['bearer', 'basic', 'apikey'];
 
+/** The query parameters a credential may arrive in, in the order they are consulted. */
+export const CREDENTIAL_QUERY_PARAMS: readonly string[] = Object.freeze(['api_key', 'apikey', 'token']);
+
 function own(record: object, key: string): unknown {
   // Inherited names (`__proto__`, `toString`) never count as a header or parameter.
   return Object.prototype.hasOwnProperty.call(record, key)
@@ -72,7 +75,7 @@ export function extractCredentials(headers: HeaderSource, queryParams?: QuerySou
   if (authorization !== undefined && authorization.trim() !== '') return stripAuthPrefix(authorization);
   const apiKey = readHeader(headers, 'X-API-Key');
   if (apiKey !== undefined && apiKey.trim() !== '') return apiKey.trim();
-  for (const name of ['api_key', 'apikey', 'token']) {
+  for (const name of CREDENTIAL_QUERY_PARAMS) {
     const value = readQuery(queryParams, name);
     if (value !== undefined && value.trim() !== '') return value.trim();
   }

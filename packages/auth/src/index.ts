@@ -12,6 +12,7 @@ export {
 export { Authenticator } from './authenticator.js';
 export {
   extractCredentials,
+  CREDENTIAL_QUERY_PARAMS,
   stripAuthPrefix,
   type HeaderSource,
   type QuerySource,

@@ -12,7 +12,7 @@ import { mintJwt } from './testing/index.js';
 describe('the providers refuse unknown option names', () => {
   it('APIKeyAuth', () => {
     expect(() => new APIKeyAuth({ validKeys: {}, keys: {} } as never)).toThrow(
-      'APIKeyAuth does not accept the option "keys"; accepted: description, tenants, validKeys',
+      'APIKeyAuth does not accept the option "keys"; accepted: description, principals, tenants, validKeys',
     );
   });
   it('BasicAuth', () => {

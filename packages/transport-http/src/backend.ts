@@ -11,7 +11,12 @@ import type { RequestScope } from '@agent/server/node';
 
 export interface HttpEndpoint {
   readonly method: 'GET' | 'POST';
-  /** Absolute path, the transport URL's path included; matched with or without trailing slashes. */
+  /**
+   * Absolute path, the transport URL's path included; matched with or without trailing slashes. A
+   * `{id}` segment (`/tasks/{id}`, `/tasks/{id}/events`) matches one non-empty path segment, and a
+   * fixed path wins over it (`GET /tasks/cancel` is `/tasks/{id}`, since `/tasks/cancel` is POST
+   * only). The endpoint reads the id from the request URL itself, so a backend only has to route.
+   */
   readonly path: string;
   /**
    * Serves one request and never throws. `scope` is the request's abort side (NodeHost makes one per

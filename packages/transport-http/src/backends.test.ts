@@ -66,6 +66,9 @@ describe('pluggable backends', () => {
         'POST /tasks/cancel',
         'GET /.well-known/agent.json',
         'POST /tasks/stream',
+        'GET /tasks',
+        'GET /tasks/{id}',
+        'GET /tasks/{id}/events',
       ]);
       expect((await rawRequest(`${transport.url}/tasks/`, { body: createTask('plugged') })).status).toBe(200);
     } finally {

@@ -9,6 +9,8 @@ import {
   PayloadTooLargeError,
   TaskCanceledError,
   UnavailableError,
+  ValidationError,
+  ValueError,
   errorClassFor,
   errorCodeForHttpStatus,
   isFinalEvent,
@@ -39,6 +41,14 @@ export interface RequestOptions {
   timeoutMs?: number | undefined;
 }
 
+export interface StreamOptions extends RequestOptions {
+  /**
+   * Makes the stream a subscription from this sequence: sent as `Last-Event-ID` unless 0, and an
+   * answer without events is complete (the task finished at or before it).
+   */
+  after?: number | undefined;
+}
+
 /**
  * The client side of HTTPTransport, on axios with keep-alive agents. Every failure comes back as
  * an AgentError: error bodies are turned back into their typed class, network failures become
@@ -59,11 +69,11 @@ export class HttpClient {
     params?: Record<string, string>,
     options: RequestOptions = {},
   ): Promise<TResult> {
-    const url = httpEndpointUrl('HTTPTransport', baseUrl, spec.path).href;
+    const url = callUrl(spec, baseUrl, data, params);
     const call = new CallSignal(options.timeoutMs ?? this.options.timeoutMs, options.signal);
     let response: AxiosResponse<string>;
     try {
-      response = await this.client().request<string>(await this.config(spec, url, data, params, call));
+      response = await this.client().request<string>(await this.config(spec, url, data, call));
     } catch (error) {
       throw this.failure(error, url, call);
     } finally {
@@ -87,15 +97,17 @@ export class HttpClient {
     spec: ClientRequestSpec,
     baseUrl: string,
     data: unknown,
-    options: RequestOptions = {},
+    options: StreamOptions = {},
   ): AsyncGenerator<TaskEvent> {
-    const url = httpEndpointUrl('HTTPTransport', baseUrl, spec.path).href;
+    const url = callUrl(spec, baseUrl, data);
     const call = new CallSignal(options.timeoutMs ?? this.options.timeoutMs, options.signal);
+    const subscription = options.after !== undefined;
     let body: Readable;
     try {
-      const config = await this.config(spec, url, data, undefined, call);
+      const config = await this.config(spec, url, data, call);
       config.responseType = 'stream';
       config.headers = { ...config.headers, accept: SSE_CONTENT_TYPE };
+      if (subscription && options.after !== 0) config.headers['last-event-id'] = String(options.after);
       const response = await this.client().request<Readable>(config);
       body = response.data;
       call.endDeadline();
@@ -120,10 +132,12 @@ export class HttpClient {
     };
     options.signal?.addEventListener('abort', abandon, { once: true });
     let final = false;
+    let received = 0;
     try {
       for await (const chunk of body) {
         for (const event of decoder.push(chunk as Buffer)) {
           final ||= isFinalEvent(event);
+          received++;
           yield event;
         }
       }
@@ -134,7 +148,8 @@ export class HttpClient {
       call.dispose();
       if (!body.readableEnded) body.destroy();
     }
-    if (!final) throw new UnavailableError(`The stream from ${url} ended before its final status`);
+    if (final || (subscription && received === 0)) return;
+    throw new UnavailableError(`The stream from ${url} ended before its final status`);
   }
 
   /** Closes pooled connections; a later request opens new ones. */
@@ -150,14 +165,12 @@ export class HttpClient {
     spec: ClientRequestSpec,
     url: string,
     data: unknown,
-    params: Record<string, string> | undefined,
     call: CallSignal,
   ): Promise<AxiosRequestConfig> {
     const headers = await this.options.headers();
     return {
       method: spec.method,
       url,
-      params,
       data: spec.method === 'POST' ? (data ?? {}) : undefined,
       headers: { accept: 'application/json', ...headers },
       signal: call.signal,
@@ -238,6 +251,57 @@ export class HttpClient {
     });
     return this.instance;
   }
+}
+
+/** The placeholder of the task id in an operation's path (`/tasks/{id}`). */
+const ID_PARAMETER = '{id}';
+
+/**
+ * The URL of one call below `baseUrl`, with `params` as its query. A POST sends `data` as its body;
+ * a GET carries it in the URL: `task_id` (or its alias `id`) fills the `{id}` segment,
+ * percent-encoded so that any id (a `/` too) stays one segment, and every other field with a value
+ * becomes a query parameter (strings as they are, anything else as JSON: `5`, `true`).
+ */
+function callUrl(
+  spec: ClientRequestSpec,
+  baseUrl: string,
+  data: unknown,
+  params?: Record<string, string>,
+): string {
+  if (spec.method !== 'GET') return httpEndpointUrl('HTTPTransport', baseUrl, spec.path, params).href;
+  const fields: Record<string, unknown> = isRecord(data) ? { ...data } : {};
+  let path = spec.path;
+  if (path.includes(ID_PARAMETER)) {
+    const id = fields.task_id ?? fields.id;
+    delete fields.task_id;
+    delete fields.id;
+    path = path.replace(ID_PARAMETER, encodeURIComponent(taskIdOf(spec, id)));
+  }
+  const query: Record<string, string> = { ...params };
+  for (const [name, value] of Object.entries(fields)) {
+    if (value === undefined || value === null) continue;
+    query[name] = typeof value === 'string' ? value : JSON.stringify(value);
+  }
+  return httpEndpointUrl('HTTPTransport', baseUrl, path, query).href;
+}
+
+/**
+ * The task id a path segment can carry. A missing one is refused as the server refuses it on the
+ * wires with a body; `.` and `..` are refused because every URL parser (axios's included) resolves
+ * them as dot segments, so the request would reach another route.
+ */
+function taskIdOf(spec: ClientRequestSpec, id: unknown): string {
+  if (typeof id !== 'string' || id === '') {
+    throw new ValidationError(`Invalid ${spec.name} request: /task_id is required`, {
+      data: { errors: [{ pointer: '/task_id', message: 'is required' }] },
+    });
+  }
+  if (id === '.' || id === '..') {
+    throw new ValueError(
+      `HTTPTransport cannot address task id "${id}": a URL path resolves it as a dot segment`,
+    );
+  }
+  return id;
 }
 
 /** The caller's signal and the call's deadline (0 = none) as one signal, with a deadline that can end. */

@@ -2,11 +2,12 @@ import { InternalError, PayloadTooLargeError, type TaskEvent } from '@agent/core
 import { encodeSseFrame } from '@agent/server/node';
 import { EventDecoder, EventStreamParser, encodeEvent, type SseFrame } from './codec.js';
 
-const event = (text: string): TaskEvent => ({
+const event = (text: string, sequence?: number): TaskEvent => ({
   type: 'llm.stream',
   task_id: 't1',
   delta: text,
   timestamp: '2026-01-01T00:00:00Z',
+  ...(sequence === undefined ? {} : { sequence }),
 });
 
 /** Feeds `bytes` to a fresh parser in pieces of `size` bytes. */
@@ -22,14 +23,17 @@ function parse(text: string, max = 1024): SseFrame[] {
 }
 
 describe('the frame encoder', () => {
-  it('writes id:, event: (the TaskEvent type) and the bare TaskEvent JSON on one data: line', () => {
-    expect(encodeEvent(3, event('two\nlines'))).toBe(
-      `id: 3\nevent: llm.stream\ndata: ${JSON.stringify(event('two\nlines'))}\n\n`,
-    );
+  it('writes id: (the sequence), event: (the TaskEvent type) and the bare TaskEvent JSON on one data: line', () => {
+    const numbered = event('two\nlines', 3);
+    expect(encodeEvent(numbered)).toBe(`id: 3\nevent: llm.stream\ndata: ${JSON.stringify(numbered)}\n\n`);
+  });
+
+  it('gives an event without a sequence id 0, the position that replays from the start', () => {
+    expect(encodeEvent(event('x'))).toMatch(/^id: 0\n/);
   });
 
   it('is the shared server frame, and keeps a line break in an event name from forging a field', () => {
-    expect(encodeEvent(1, event('x'))).toBe(encodeSseFrame(1, 'llm.stream', event('x')));
+    expect(encodeEvent(event('x', 1))).toBe(encodeSseFrame(1, 'llm.stream', event('x', 1)));
     const forged = encodeSseFrame(1, 'evil\ndata: {}\r', { ok: true });
     expect(forged).toBe('id: 1\nevent: evil data: {} \ndata: {"ok":true}\n\n');
     expect(parse(forged)).toEqual([{ id: '1', event: 'evil data: {} ', data: '{"ok":true}' }]);
@@ -38,9 +42,9 @@ describe('the frame encoder', () => {
 
 describe('the event-stream parser', () => {
   it('reads the frames the encoder writes', () => {
-    expect(parse(encodeEvent(1, event('a')) + encodeEvent(2, event('b')))).toEqual([
-      { id: '1', event: 'llm.stream', data: JSON.stringify(event('a')) },
-      { id: '2', event: 'llm.stream', data: JSON.stringify(event('b')) },
+    expect(parse(encodeEvent(event('a', 1)) + encodeEvent(event('b', 2)))).toEqual([
+      { id: '1', event: 'llm.stream', data: JSON.stringify(event('a', 1)) },
+      { id: '2', event: 'llm.stream', data: JSON.stringify(event('b', 2)) },
     ]);
   });
 
@@ -134,9 +138,7 @@ describe('the event-stream parser', () => {
 
 describe('the TaskEvent decoder', () => {
   it('decodes the frames of a stream split anywhere', () => {
-    const bytes = Buffer.from(
-      encodeEvent(1, event('héllo ✓')) + ': ping\n\n' + encodeEvent(2, event('second')),
-    );
+    const bytes = Buffer.from(encodeEvent(event('héllo ✓')) + ': ping\n\n' + encodeEvent(event('second')));
     const decoder = new EventDecoder(1024, 'test');
     const events: TaskEvent[] = [];
     for (let i = 0; i < bytes.length; i += 3) events.push(...decoder.push(bytes.subarray(i, i + 3)));

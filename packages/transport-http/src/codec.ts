@@ -1,7 +1,8 @@
 /**
- * The wire of `POST /tasks/stream`: `text/event-stream`, one frame per TaskEvent (`id:` its 1-based
- * number in the stream, `event:` its type, `data:` its JSON, no envelope). The frame is the one
- * `@agent/server/node` encodes for every transport, so any SSE client reads the stream as it is.
+ * The wire of `POST /tasks/stream` and `GET /tasks/{id}/events`: `text/event-stream`, one frame per
+ * TaskEvent (`id:` its `sequence`, `event:` its type, `data:` its JSON, no envelope). The frame is the
+ * one `@agent/server/node` encodes for every transport, so any SSE client reads the stream as it is,
+ * and the `Last-Event-ID` an EventSource reconnects with is the sequence to resume after.
  *
  * The client parses the stream itself rather than through a parser library: it must refuse an event
  * over `maxResponseBytes` while the event grows, before buffering it.
@@ -17,9 +18,12 @@ export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
   'x-accel-buffering': 'no',
 };
 
-/** The frame of the `seq`-th (1-based) event of a stream. */
-export function encodeEvent(seq: number, event: TaskEvent): string {
-  return encodeSseFrame(seq, event.type, event);
+/**
+ * The frame of one event, its id the event's `sequence`. The pipeline numbers every event it sends;
+ * one without a number gets id 0, which resumes from the start: a repeat, never a gap.
+ */
+export function encodeEvent(event: TaskEvent): string {
+  return encodeSseFrame(event.sequence ?? 0, event.type, event);
 }
 
 /** One dispatched event of a `text/event-stream`, as the event-stream parsing rules define it. */
@@ -142,7 +146,7 @@ export class EventStreamParser {
   }
 }
 
-/** The TaskEvents of a `POST /tasks/stream` byte stream. */
+/** The TaskEvents of a `text/event-stream` byte stream of this wire. */
 export class EventDecoder {
   private readonly parser: EventStreamParser;
 

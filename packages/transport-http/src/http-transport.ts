@@ -4,6 +4,7 @@ import {
   ValueError,
   type ClientRequestSpec,
   type SendOptions,
+  type SubscribeTaskOptions,
   type Task,
   type TaskEvent,
   type TlsOptions,
@@ -37,9 +38,10 @@ const DEFINITION: TransportDefinition = {
 
 /**
  * HTTP/HTTPS transport. Server side: serves a bound TaskHandler on `POST /tasks/`,
- * `POST /tasks/cancel`, `POST /tasks/stream`, `GET /.well-known/agent.json`, `/healthz` and
- * `/readyz` through a pluggable backend, every route a call of the server pipeline. Client side:
- * `send()` and `subscribe()` over axios with lazy authentication.
+ * `POST /tasks/cancel`, `POST /tasks/stream`, `GET /tasks`, `GET /tasks/{id}`,
+ * `GET /tasks/{id}/events`, `GET /.well-known/agent.json`, `/healthz` and `/readyz` through a
+ * pluggable backend, every route a call of the server pipeline. Client side: `send()`, `subscribe()`
+ * and `subscribeTask()` over axios with lazy authentication.
  */
 export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
   readonly maxResponseBytes: number;
@@ -90,6 +92,26 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
   /** Streams the task over `POST /tasks/stream`: its events, ending with exactly one final status. */
   subscribe(agentUrl: string, task: Task, options?: SendOptions): AsyncIterable<TaskEvent> {
     return this.client.stream(CLIENT_OPERATIONS.stream_task, agentUrl, task, options);
+  }
+
+  /**
+   * Follows one of the caller's tasks over `GET /tasks/{id}/events`: its events after
+   * `options.after` (sent as `Last-Event-ID`), then live ones, ending after the final status; no
+   * events when the task finished at or before `after`. TASK_NOT_FOUND for an id the caller does
+   * not own. `timeoutMs` bounds the wait for the stream to open.
+   */
+  subscribeTask(
+    agentUrl: string,
+    taskId: string,
+    options: SubscribeTaskOptions = {},
+  ): AsyncIterable<TaskEvent> {
+    const { after = 0, ...rest } = options;
+    return this.client.stream(
+      CLIENT_OPERATIONS.subscribe_task,
+      agentUrl,
+      { task_id: taskId },
+      { ...rest, after },
+    );
   }
 
   /** The outgoing authorization headers (`{}` without credentials); authenticates on first use. */

@@ -1,13 +1,14 @@
-import { NodeHost, RouteTable } from '@agent/server/node';
+import { NodeHost } from '@agent/server/node';
 import type { BackendOptions, HttpBackend, HttpEndpoint } from './backend.js';
-import { serveRoute } from './server-adapter.js';
+import { HttpRoutes, serveRoute } from './server-adapter.js';
 
 /**
  * The default backend: the route table straight on `NodeHost` (node:http/node:https). Per request it
- * does one map lookup, at most one body read and one `JSON.stringify`; no middleware chain.
+ * does one map lookup (and for a task id path two prefix checks after it), at most one body read and
+ * one `JSON.stringify`; no middleware chain.
  */
 export class NodeBackend implements HttpBackend {
-  private routes = new RouteTable<HttpEndpoint>([]);
+  private routes = new HttpRoutes([]);
   private readonly host: NodeHost;
 
   constructor(options: BackendOptions) {
@@ -21,7 +22,7 @@ export class NodeBackend implements HttpBackend {
   }
 
   setupRoutes(endpoints: readonly HttpEndpoint[]): void {
-    this.routes = new RouteTable(endpoints);
+    this.routes = new HttpRoutes(endpoints);
   }
 
   start(host: string, port: number): Promise<number> {

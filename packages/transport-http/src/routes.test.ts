@@ -55,9 +55,12 @@ describe.each(BACKENDS)('%s backend routes', (backend) => {
       expect(response.text).toMatch(
         /^id: 1\nevent: task\.artifact\ndata: \{.*\}\n\nid: 2\nevent: task\.status\ndata: \{.*\}\n\n$/,
       );
-      const wrongMethod = await rawRequest(`${base}/tasks/stream`, { method: 'GET' });
+      const wrongMethod = await rawRequest(`${base}/tasks/stream`, { method: 'PUT', body: '{}' });
       expect(wrongMethod.status).toBe(405);
-      expect(wrongMethod.headers.allow).toBe('POST');
+      expect(wrongMethod.headers.allow).toBe('POST, GET');
+      // A GET of that path reads the task whose id is `stream`.
+      const read = await rawRequest(`${base}/tasks/stream`);
+      expect([read.status, errorOf(read).code]).toEqual([404, 'TASK_NOT_FOUND']);
     });
 
     it('serves /tasks without the trailing slash as the same route', async () => {
@@ -109,10 +112,16 @@ describe.each(BACKENDS)('%s backend routes', (backend) => {
     });
 
     it('answers a wrong method with 405 and an Allow header', async () => {
-      const response = await rawRequest(`${base}/tasks/`, { method: 'GET' });
+      const response = await rawRequest(`${base}/tasks/`, { method: 'DELETE' });
       expect(response.status).toBe(405);
       expect(errorOf(response).code).toBe('METHOD_NOT_ALLOWED');
-      expect(response.headers.allow).toBe('POST');
+      expect(response.headers.allow).toBe('POST, GET');
+      const cancel = await rawRequest(`${base}/tasks/cancel`, { method: 'PUT', body: '{}' });
+      expect([cancel.status, cancel.headers.allow]).toEqual([405, 'POST, GET']);
+      for (const path of ['/tasks/t1', '/tasks/t1/events']) {
+        const post = await rawRequest(`${base}${path}`, { body: '{}' });
+        expect([path, post.status, post.headers.allow]).toEqual([path, 405, 'GET']);
+      }
       const card = await rawRequest(`${base}/.well-known/agent.json`, { method: 'PUT', body: '{}' });
       expect(card.status).toBe(405);
       expect(card.headers.allow).toBe('GET');

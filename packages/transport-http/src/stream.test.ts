@@ -81,8 +81,8 @@ describe.each(['node', 'express'] as const)('POST /tasks/stream on the %s backen
     expect(handler.calls).toHaveLength(0);
   });
 
-  it('takes a client that goes away mid-stream as no cancel, and releases the call', async () => {
-    // A leaked call would hold stop() for the whole grace and time the test out.
+  it('takes a client that goes away mid-stream as no cancel: the task goes on, the call is released', async () => {
+    // A leaked stream call would hold stop() for the whole grace and time the test out.
     await serve({ stopGraceMs: 60_000 }, true);
     handler.holdTasks();
     const task = createTask('hold');
@@ -104,6 +104,16 @@ describe.each(['node', 'express'] as const)('POST /tasks/stream on the %s backen
       // The first event (`working`) arrives once the task runs.
       req.end(JSON.stringify(task));
     });
+    const client = new HTTPTransport({ url: transport.url });
+    try {
+      const read = await client.send<Task>(CLIENT_OPERATIONS.get_task, transport.url, { task_id: task.id });
+      expect(read.state).toBe('working');
+      handler.release(task.id);
+      const rest = await collect(client.subscribeTask(transport.url, task.id, { after: 1 }));
+      expect(rest.at(-1)).toMatchObject({ type: 'task.status', state: 'completed', final: true });
+    } finally {
+      await client.stop();
+    }
     await transport.stop();
     expect(handler.cancels).toHaveLength(0);
   });
@@ -185,7 +195,7 @@ describe('the client side of a stream', () => {
   it('reports a stream that ends before its final status as UNAVAILABLE', async () => {
     answer = (res) => {
       streamHead(res);
-      res.end(encodeEvent(1, working));
+      res.end(encodeEvent(working));
     };
     const stream = collect(client().subscribe(url, createTask('x')));
     await expect(stream).rejects.toThrow(/ended before its final status/);
@@ -233,7 +243,7 @@ describe('the client side of a stream', () => {
     const final = { ...working, state: 'completed' as const, final: true };
     answer = (res) => {
       streamHead(res);
-      res.end(encodeEvent(1, working) + encodeEvent(2, final).trimEnd());
+      res.end(encodeEvent(working) + encodeEvent(final).trimEnd());
     };
     await expect(collect(client().subscribe(url, createTask('x')))).rejects.toBeInstanceOf(UnavailableError);
   });
@@ -241,7 +251,7 @@ describe('the client side of a stream', () => {
   it('ends with TASK_CANCELED when the caller aborts mid-stream', async () => {
     answer = (res) => {
       streamHead(res);
-      res.write(encodeEvent(1, working));
+      res.write(encodeEvent(working));
     };
     const controller = new AbortController();
     const events = client().subscribe(url, createTask('x'), { signal: controller.signal });
@@ -260,7 +270,7 @@ describe('the client side of a stream', () => {
     answer = (res) => {
       streamHead(res);
       res.flushHeaders();
-      setTimeout(() => res.end(encodeEvent(1, final)), 600);
+      setTimeout(() => res.end(encodeEvent(final)), 600);
     };
     await expect(collect(client({ timeoutMs: 200 }).subscribe(url, createTask('x')))).resolves.toEqual([
       final,
