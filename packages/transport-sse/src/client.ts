@@ -1,7 +1,8 @@
 /**
- * The client side: JSON-RPC unary calls on `/rpc`, incremental parsing of `/tasks/stream`, and the
- * keep-alive socket pools both use. Credentials come from the facade (`ClientCredentials`), read
- * when a request is sent so authentication stays lazy.
+ * The client side: JSON-RPC unary calls on `/rpc`, incremental parsing of the `/tasks/stream`
+ * streams (`tasks/stream`, `tasks/resubscribe`), and the keep-alive socket pools both use.
+ * Credentials come from the facade (`ClientCredentials`), read when a request is sent so
+ * authentication stays lazy.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -14,6 +15,8 @@ import {
   type ClientRequestSpec,
   type InternalError,
   type SendOptions,
+  type SubscribeTaskOptions,
+  type SubscribeTaskRequest,
   type Task,
   type TaskEvent,
   type TlsOptions,
@@ -27,6 +30,7 @@ import {
   EVENT_STREAM_TYPE,
   malformedAnswer,
   OPERATION_METHODS,
+  RESUBSCRIBE_METHOD,
   STREAM_METHOD,
   type JsonRpcId,
 } from './codec.js';
@@ -72,8 +76,9 @@ export class SSEClient {
     query: Record<string, string> | undefined,
     options: SendOptions,
   ): Promise<unknown> {
-    if (spec.streaming || spec.name === 'stream_task') {
-      throw new UnsupportedOperationError(`${spec.name} is a streaming operation: use subscribe()`);
+    if (spec.streaming || spec.name === 'stream_task' || spec.name === 'subscribe_task') {
+      const instead = spec.name === 'subscribe_task' ? 'subscribeTask()' : 'subscribe()';
+      throw new UnsupportedOperationError(`${spec.name} is a streaming operation: use ${instead}`);
     }
     const method = Object.prototype.hasOwnProperty.call(OPERATION_METHODS, spec.name)
       ? OPERATION_METHODS[spec.name]
@@ -102,21 +107,42 @@ export class SSEClient {
   }
 
   /**
-   * Opens `POST /tasks/stream` and yields TaskEvents as their frames arrive; ends after the final
-   * status. Leaving the loop early, or aborting the signal, closes the request.
+   * Opens `tasks/stream` on `POST /tasks/stream` and yields TaskEvents as their frames arrive; ends
+   * after the final status. Leaving the loop early, or aborting the signal, closes the request.
    */
-  async *subscribe(agentUrl: string, task: Task, options: SendOptions): AsyncGenerator<TaskEvent> {
+  subscribe(agentUrl: string, task: Task, options: SendOptions): AsyncGenerator<TaskEvent> {
+    return this.follow(agentUrl, STREAM_METHOD, { task }, options, false);
+  }
+
+  /**
+   * Opens `tasks/resubscribe` on `POST /tasks/stream`: the task's events after `options.after`,
+   * then live ones, up to the final status. A finished task with nothing after `after` is an empty
+   * stream, which ends the iteration at once.
+   */
+  subscribeTask(agentUrl: string, taskId: string, options: SubscribeTaskOptions): AsyncGenerator<TaskEvent> {
+    const params: SubscribeTaskRequest = { task_id: taskId };
+    if (options.after !== undefined) params.after = options.after;
+    return this.follow(agentUrl, RESUBSCRIBE_METHOD, params, options, true);
+  }
+
+  private async *follow(
+    agentUrl: string,
+    method: string,
+    params: unknown,
+    options: SendOptions,
+    mayBeEmpty: boolean,
+  ): AsyncGenerator<TaskEvent> {
     const open = await this.open({
       baseUrl: agentUrl,
       route: '/tasks/stream',
       id: this.nextRequestId++,
-      method: STREAM_METHOD,
-      params: { task },
+      method,
+      params,
       accept: EVENT_STREAM_TYPE,
       options,
     });
     try {
-      yield* this.readStream(open);
+      yield* this.readStream(open, mayBeEmpty);
     } finally {
       open.destroy();
     }
@@ -145,7 +171,8 @@ export class SSEClient {
     });
   }
 
-  private async *readStream(open: OpenRequest): AsyncGenerator<TaskEvent> {
+  /** `mayBeEmpty`: a stream that ends cleanly before its first event is complete, not cut short. */
+  private async *readStream(open: OpenRequest, mayBeEmpty: boolean): AsyncGenerator<TaskEvent> {
     const { response } = open;
     const max = this.settings.maxResponseBytes;
     const status = response.statusCode ?? 0;
@@ -159,6 +186,7 @@ export class SSEClient {
     open.clearDeadline();
     response.setEncoding('utf8');
     const frames: EventSourceMessage[] = [];
+    let received = 0;
     let failure: InternalError | undefined;
     const parser = createParser({
       onEvent: (frame) => frames.push(frame),
@@ -175,6 +203,7 @@ export class SSEClient {
         while (frames.length > 0) {
           open.throwIfAborted();
           const event = decodeFrame(frames.shift()!);
+          received++;
           yield event;
           if (isFinalEvent(event)) return;
         }
@@ -182,6 +211,7 @@ export class SSEClient {
     } catch (error) {
       throw open.explain(error);
     }
+    if (mayBeEmpty && received === 0) return;
     throw new UnavailableError('The event stream ended before the final status');
   }
 
@@ -211,11 +241,15 @@ export class SSEClient {
   }
 }
 
-/** JSON-RPC params of each unary operation: `{task}`, `{task_id, reason?}`, `{}`. */
+/**
+ * JSON-RPC params of each unary operation: `{task}`, `{task_id, reason?}`, `{task_id,
+ * history_length?}`, `{session_id?, state?, page_size?, page_token?}`, `{}`.
+ */
 function rpcParams(operation: string, data: unknown): unknown {
   if (operation === 'send_task')
     return isRecord(data) && isRecord(data.task) && !('id' in data) ? data : { task: data };
   if (operation === 'get_card') return {};
-  if (operation === 'cancel_task' && typeof data === 'string') return { task_id: data };
+  if ((operation === 'cancel_task' || operation === 'get_task') && typeof data === 'string')
+    return { task_id: data };
   return data ?? {};
 }

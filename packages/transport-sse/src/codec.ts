@@ -25,20 +25,36 @@ export type JsonRpcId = string | number | null;
 export const UNARY_METHODS = {
   'tasks/send': 'send_task',
   'tasks/cancel': 'cancel_task',
+  'tasks/get': 'get_task',
+  'tasks/list': 'list_tasks',
   'agent/card': 'get_card',
 } as const satisfies Record<string, ClientOperationName>;
 
 export type UnaryMethod = keyof typeof UNARY_METHODS;
 
-/** The one streaming method, served on `POST /tasks/stream`. */
+/** The streaming method that runs a task, served on `POST /tasks/stream`. */
 export const STREAM_METHOD = 'tasks/stream';
+
+/** The streaming method that follows one of the caller's tasks, served on `POST /tasks/stream` too. */
+export const RESUBSCRIBE_METHOD = 'tasks/resubscribe';
+
+/** Streaming methods, by the client operation they carry. */
+export const STREAMING_METHODS = {
+  [STREAM_METHOD]: 'stream_task',
+  [RESUBSCRIBE_METHOD]: 'subscribe_task',
+} as const satisfies Record<string, ClientOperationName>;
+
+export type StreamingMethod = keyof typeof STREAMING_METHODS;
 
 /** Client operation name → JSON-RPC method. */
 export const OPERATION_METHODS: Readonly<Record<string, string>> = {
   send_task: 'tasks/send',
   cancel_task: 'tasks/cancel',
+  get_task: 'tasks/get',
+  list_tasks: 'tasks/list',
   get_card: 'agent/card',
   stream_task: STREAM_METHOD,
+  subscribe_task: RESUBSCRIBE_METHOD,
 };
 
 export interface JsonRpcRequest {
@@ -80,12 +96,14 @@ export function isUnaryMethod(method: string): method is UnaryMethod {
   return Object.prototype.hasOwnProperty.call(UNARY_METHODS, method);
 }
 
-/** The refusal of a method this route does not serve; `tasks/stream` sent to `/rpc` is told where to go. */
+export function isStreamingMethod(method: string): method is StreamingMethod {
+  return Object.prototype.hasOwnProperty.call(STREAMING_METHODS, method);
+}
+
+/** The refusal of a method `/rpc` does not serve; a streaming method is told where to go. */
 export function unknownMethod(method: string): MethodNotFoundError {
   return new MethodNotFoundError(
-    method === STREAM_METHOD
-      ? `${STREAM_METHOD} is served at POST /tasks/stream`
-      : `Unknown method: ${method}`,
+    isStreamingMethod(method) ? `${method} is served at POST /tasks/stream` : `Unknown method: ${method}`,
   );
 }
 
@@ -189,12 +207,17 @@ export const HEARTBEAT_FRAME = ': ping\n\n';
 
 export { SSE_CONTENT_TYPE as EVENT_STREAM_TYPE };
 
-export function encodeEventFrame(frameId: number, requestId: JsonRpcId, event: TaskEvent): string {
-  return encodeSseFrame(frameId, event.type, successResponse(requestId, event));
+/** An event's frame; its `id:` is the event's `sequence`, what a resubscription passes as `after`. */
+export function encodeEventFrame(requestId: JsonRpcId, event: TaskEvent): string {
+  return encodeSseFrame(event.sequence ?? 0, event.type, successResponse(requestId, event));
 }
 
-export function encodeErrorFrame(frameId: number, requestId: JsonRpcId, error: AgentError): string {
-  return encodeSseFrame(frameId, ERROR_EVENT, failureResponse(requestId, error));
+/**
+ * An error frame; its `id:` repeats the sequence of the last event before it (0 when none), so a
+ * client that resumes from the last id it saw misses nothing.
+ */
+export function encodeErrorFrame(lastSequence: number, requestId: JsonRpcId, error: AgentError): string {
+  return encodeSseFrame(lastSequence, ERROR_EVENT, failureResponse(requestId, error));
 }
 
 /** One parsed frame as the client's event-stream parser hands it over. */

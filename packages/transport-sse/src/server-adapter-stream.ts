@@ -1,22 +1,28 @@
 /**
- * `POST /tasks/stream`: the JSON-RPC `tasks/stream` request becomes `pipeline.stream`, whose events
- * (under the pipeline's stream rule: exactly one final status) are written as `text/event-stream`
- * frames. The response headers wait for the first event, so that a request refused before it (an
- * invalid task, a handler that fails at once) is answered as a plain HTTP error; a stream that stays
- * silent for `heartbeatMs` is opened by its first heartbeat instead.
+ * `POST /tasks/stream`: the JSON-RPC `tasks/stream` request becomes `pipeline.stream` and
+ * `tasks/resubscribe` becomes `pipeline.subscribe`; their events (each with its `sequence`, which is
+ * the frame's `id:`) are written as `text/event-stream` frames. The response headers wait for the
+ * first event, so that a request refused before it (an invalid task, an unknown id, a handler that
+ * fails at once) is answered as a plain HTTP error; a stream that stays silent for `heartbeatMs` is
+ * opened by its first heartbeat instead.
  */
 import type { ServerResponse } from 'node:http';
 import { isFinalEvent, MethodNotFoundError, type AgentError, type TaskEvent } from '@agent/core';
-import type { RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
+import { isRecord } from '@agent/core/internal';
+import type { EventFeed, RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
 import { CLIENT_GONE, writeError, type RequestScope } from '@agent/server/node';
 import {
   encodeErrorFrame,
   encodeEventFrame,
   EVENT_STREAM_TYPE,
   HEARTBEAT_FRAME,
+  isStreamingMethod,
   parseJsonRpcRequest,
+  RESUBSCRIBE_METHOD,
   STREAM_METHOD,
+  STREAMING_METHODS,
   type JsonRpcId,
+  type StreamingMethod,
 } from './codec.js';
 
 export interface StreamSettings {
@@ -64,9 +70,9 @@ class AbortWatch {
   }
 }
 
-/** Writes the frames of one stream: headers on first use, numbered frames, heartbeats, back-pressure. */
+/** Writes the frames of one stream: headers on first use, frames by sequence, heartbeats, back-pressure. */
 class EventStreamWriter {
-  private frameId = 0;
+  private lastSequence = 0;
   private opened = false;
   private readonly heartbeat: NodeJS.Timeout | undefined;
 
@@ -85,7 +91,8 @@ class EventStreamWriter {
   event(event: TaskEvent, signal: AbortSignal): Promise<void> {
     this.open();
     this.heartbeat?.refresh();
-    return writeText(this.res, encodeEventFrame(++this.frameId, this.requestId, event), signal);
+    this.lastSequence = event.sequence ?? this.lastSequence;
+    return writeText(this.res, encodeEventFrame(this.requestId, event), signal);
   }
 
   /** Before the stream opened: a plain HTTP error. After: one `event: error` frame. */
@@ -95,12 +102,14 @@ class EventStreamWriter {
       return;
     }
     if (!this.res.destroyed && !this.res.writableEnded) {
-      this.res.write(encodeErrorFrame(++this.frameId, this.requestId, error));
+      this.res.write(encodeErrorFrame(this.lastSequence, this.requestId, error));
     }
   }
 
+  /** A stream with nothing to send (a subscription after a finished task's last event) is still a stream. */
   end(): void {
     clearTimeout(this.heartbeat);
+    if (!this.res.headersSent && !this.res.destroyed) this.open();
     if (!this.res.writableEnded) this.res.end();
   }
 
@@ -141,30 +150,39 @@ function writeText(res: ServerResponse, text: string, signal: AbortSignal): Prom
   });
 }
 
-/** Serves one `tasks/stream` request whose body has been read; never rejects. */
+/** Serves one `tasks/stream` or `tasks/resubscribe` request whose body has been read; never rejects. */
 export async function serveStream(
   pipeline: ServerPipeline,
   call: ServerCall,
   body: unknown,
+  lastEventId: string | undefined,
   res: ServerResponse,
   scope: RequestScope,
   settings: StreamSettings,
 ): Promise<void> {
   let requestId: JsonRpcId;
+  let method: StreamingMethod;
   let params: unknown;
   try {
     const request = parseJsonRpcRequest(body);
-    if (request.method !== STREAM_METHOD) {
-      throw new MethodNotFoundError(`POST /tasks/stream carries ${STREAM_METHOD}, not ${request.method}`);
+    if (!isStreamingMethod(request.method)) {
+      throw new MethodNotFoundError(
+        `POST /tasks/stream carries ${STREAM_METHOD} or ${RESUBSCRIBE_METHOD}, not ${request.method}`,
+      );
     }
     requestId = request.id ?? null;
+    method = request.method;
     params = request.params;
   } catch (error) {
     writeError(res, pipeline.wireError(error, 'stream_task', call));
     return;
   }
 
-  const events = pipeline.stream(call, params);
+  const operation = STREAMING_METHODS[method];
+  const events: EventFeed =
+    method === STREAM_METHOD
+      ? pipeline.stream(call, params)
+      : pipeline.subscribe(call, withLastEventId(params, lastEventId));
   const out = new EventStreamWriter(res, requestId, settings.heartbeatMs);
   const signal = scope.signal;
   const watch = new AbortWatch(signal);
@@ -183,7 +201,7 @@ export async function serveStream(
     }
   } catch (error) {
     // Only a failure before the first event gets here: the stream rule finishes later ones itself.
-    out.fail(pipeline.wireError(error, 'stream_task', call));
+    out.fail(pipeline.wireError(error, operation, call));
   } finally {
     watch.dispose();
     // Ends the pipeline's part of a stream left early; a consumer that goes away is not a cancel.
@@ -193,12 +211,23 @@ export async function serveStream(
   if (aborted && !sawFinal) {
     if (signal.reason !== CLIENT_GONE) {
       // The server gave up on the stream (a stop past its grace): say why it ends without a final status.
-      out.fail(pipeline.wireError(signal.reason, 'stream_task', call));
-    } else if (settings.cancelOnDisconnect) {
+      out.fail(pipeline.wireError(signal.reason, operation, call));
+    } else if (settings.cancelOnDisconnect && method === STREAM_METHOD) {
+      // A subscriber only watches a task; the caller that streamed it is the one whose leaving cancels.
       await cancelForDisconnect(pipeline, call);
     }
   }
   out.end();
+}
+
+/**
+ * `Last-Event-ID` (what an SSE client sends on reconnecting) stands in for `after` only when the
+ * params name none: an explicit `after` wins. The pipeline decodes and checks it like `after`.
+ */
+function withLastEventId(params: unknown, lastEventId: string | undefined): unknown {
+  if (lastEventId === undefined || !isRecord(params)) return params;
+  if (params.after !== undefined && params.after !== null) return params;
+  return { ...params, after: lastEventId };
 }
 
 /** `cancelOnDisconnect`: cancels through the pipeline under the caller's identity, with a signal of its own. */

@@ -1,8 +1,9 @@
 /**
  * The server side of the SSE JSON-RPC wire, served by `NodeHost`: routes `POST /rpc` (JSON-RPC 2.0
- * unary calls, single or batch), `POST /tasks/stream` (the event stream) and the native card onto the
- * server pipeline, and encodes what comes back. Every rule between the bytes and the handler
- * (stopping, authentication, validation, the stream rule, the error policy) is the pipeline's.
+ * unary calls, single or batch), `POST /tasks/stream` (the event streams of `tasks/stream` and
+ * `tasks/resubscribe`) and the native card onto the server pipeline, and encodes what comes back.
+ * Every rule between the bytes and the handler (stopping, authentication, validation, the stream
+ * rule, the error policy) is the pipeline's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError, NotFoundError, ParseError, type AgentCard } from '@agent/core';
@@ -117,7 +118,7 @@ export class SSEServerAdapter {
       case 'stream':
         readJsonBody(req, this.settings.maxBodyBytes, (error, body) => {
           if (error) this.refuse(req, res, error);
-          else void serveStream(this.pipeline, call, body, res, scope, this.settings);
+          else void serveStream(this.pipeline, call, body, lastEventId(req), res, scope, this.settings);
         });
         return;
     }
@@ -174,6 +175,11 @@ export class SSEServerAdapter {
         : failureResponse(id, this.pipeline.wireError(error, request.method, call));
     }
   }
+}
+
+function lastEventId(req: IncomingMessage): string | undefined {
+  const value = req.headers['last-event-id'];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** The path below the URL's base path, or undefined when the request is outside it. */

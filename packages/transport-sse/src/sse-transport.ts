@@ -1,4 +1,11 @@
-import type { ClientRequestSpec, SendOptions, Task, TaskEvent, TlsOptions } from '@agent/core';
+import type {
+  ClientRequestSpec,
+  SendOptions,
+  SubscribeTaskOptions,
+  Task,
+  TaskEvent,
+  TlsOptions,
+} from '@agent/core';
 import { TransportBase, type Listening, type ServerPipeline, type TransportDefinition } from '@agent/server';
 import { NodeHost } from '@agent/server/node';
 import { SSEClient } from './client.js';
@@ -16,8 +23,8 @@ const DEFINITION: TransportDefinition = {
 /**
  * SSE JSON-RPC transport: JSON-RPC 2.0 unary calls on `POST /rpc` and task event streams on
  * `POST /tasks/stream` answered as `text/event-stream`. The server side serves the bound TaskHandler
- * through the shared server pipeline on the shared node host; the client side (`send`, `subscribe`)
- * talks to any SSE JSON-RPC server.
+ * through the shared server pipeline on the shared node host; the client side (`send`, `subscribe`,
+ * `subscribeTask`) talks to any SSE JSON-RPC server.
  */
 export class SSETransport extends TransportBase<SSETransportOptions> {
   private readonly sse: SSESettings;
@@ -48,6 +55,18 @@ export class SSETransport extends TransportBase<SSETransportOptions> {
   /** Streams a task's events from `POST /tasks/stream`; the last one is the final `task.status`. */
   subscribe(agentUrl: string, task: Task, options: SendOptions = {}): AsyncGenerator<TaskEvent> {
     return this.client.subscribe(agentUrl, task, options);
+  }
+
+  /**
+   * Follows one of the caller's tasks (`tasks/resubscribe`): its events after `options.after`, then
+   * live ones, up to the final status; nothing at all for a finished task with no event after `after`.
+   */
+  subscribeTask(
+    agentUrl: string,
+    taskId: string,
+    options: SubscribeTaskOptions = {},
+  ): AsyncGenerator<TaskEvent> {
+    return this.client.subscribeTask(agentUrl, taskId, options);
   }
 
   protected async listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<Listening> {

@@ -227,7 +227,8 @@ describe('streaming on POST /tasks/stream', () => {
       const { frames, comments } = splitStream(text);
       expect(comments[0]).toBe(': ping');
       expect(frames).toHaveLength(1);
-      expect(frames[0]).toMatchObject({ id: '1', event: 'error' });
+      // No event came before it: the error frame repeats sequence 0.
+      expect(frames[0]).toMatchObject({ id: '0', event: 'error' });
       const payload = JSON.parse(frames[0]!.data!) as { error: { data: { data: { error_id: string } } } };
       expect(payload).toMatchObject({
         jsonrpc: '2.0',
@@ -375,9 +376,11 @@ describe('stop() with open streams', () => {
     const run = (async () => {
       for await (const event of h.client.subscribe(h.url, createTask('stubborn'))) seen.push(event);
     })();
+    // The stream is given up before stop() returns (the run that ignores its cancel holds stop() longer).
+    const outcome = expect(run).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     await running;
     await h.server.stop();
-    await expect(run).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await outcome;
     expect(seen.map((event) => event.type)).toEqual(['task.progress']);
     await h.client.stop();
   });
