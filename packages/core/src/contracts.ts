@@ -26,7 +26,10 @@ export interface CallContext {
   security?: SecurityContextLike;
   /** Request tenant, when the transport carries one. */
   tenant?: string;
-  /** Aborts when the caller goes away or the server stops. A closed connection is not a task cancel. */
+  /**
+   * Aborts when the server gives up on the task (a stop whose grace is over). Served tasks belong to
+   * the server, not to the connection that started them: a caller that goes away does not abort it.
+   */
   signal: AbortSignal;
   /** Request headers (lowercase names). Credentials are in here: never log them. */
   headers: Readonly<Record<string, string>>;

@@ -249,17 +249,45 @@ export class ServerPipeline {
     const { live, attached } = this.tasks.begin(call.owner, task);
     if (attached) return live.result;
     this.tasks.record(live, statusEvent(task, 'working'));
-    let result: Task;
+    const run = this.runCall(call, task.id);
     try {
-      result = await this.runTask(task, call.context());
-    } catch (error) {
-      const wire = this.wireError(error, 'send_task', call);
-      await this.fail(live, task, wire);
-      throw wire;
+      let result: Task;
+      try {
+        result = await this.runTask(task, run.context());
+      } catch (error) {
+        const wire = this.wireError(error, 'send_task', call);
+        await this.fail(live, task, wire);
+        throw wire;
+      }
+      this.tasks.record(live, finalStatusEvent(result));
+      await this.tasks.finish(live);
+      return result;
+    } finally {
+      this.release(run);
     }
-    this.tasks.record(live, finalStatusEvent(result));
-    await this.tasks.finish(live);
-    return result;
+  }
+
+  /**
+   * The call a task runs under: the starting caller's identity and headers, but a signal of the
+   * run's own. The run belongs to the server, not to its first caller: that caller going away must
+   * not abort it (others may be attached), only a stop whose grace is over does. It is an in-flight
+   * call of its own until the caller releases it.
+   */
+  private runCall(call: ServerCall, taskId: string): ServerCall {
+    const controller = new AbortController();
+    const caller = call.request;
+    const request: RequestInfo = {
+      headers: caller.headers,
+      query: caller.query,
+      remoteAddress: caller.remoteAddress,
+      tenant: caller.tenant,
+      signal: controller.signal,
+      abort: (reason) => controller.abort(reason),
+    };
+    const run = new ServerCall(request, call.security, this.transport, call.tenant);
+    run.taskId = taskId;
+    this.inFlight.add(run);
+    return run;
   }
 
   /** Records a run that failed before it produced anything: one `task.error`, the final `failed`. */
@@ -415,10 +443,8 @@ export class ServerPipeline {
    * call of its own, so a stop waits for it and cancels it like any other.
    */
   private async drive(call: ServerCall, live: LiveTask, task: Task): Promise<void> {
-    const run = this.openOn(call, call.request);
-    run.taskId = task.id;
-    this.inFlight.add(run);
-    const ctx = call.context();
+    const run = this.runCall(call, task.id);
+    const ctx = run.context();
     const events = new TaskEventStream(task, () => this.handler.handleTaskStreaming(task, ctx), {
       toWire: (error) => this.wireError(error, 'stream_task', call),
       onEnd: () => undefined,

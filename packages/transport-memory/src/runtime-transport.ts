@@ -212,7 +212,11 @@ export class RuntimeTransport implements Transport {
    * One of the caller's tasks' events after `options.after`, then live ones, up to its final status.
    * `options.timeoutMs` sets a deadline for the whole subscription (none by default).
    */
-  subscribeTask(agentUrl: string, taskId: string, options: SubscribeTaskOptions = {}): AsyncIterable<TaskEvent> {
+  subscribeTask(
+    agentUrl: string,
+    taskId: string,
+    options: SubscribeTaskOptions = {},
+  ): AsyncIterable<TaskEvent> {
     const payload = { task_id: taskId, after: options.after ?? 0 };
     return this.follow(agentUrl, options, (pipeline, call) => pipeline.subscribe(call, payload));
   }

@@ -85,13 +85,17 @@ describe('WebSocketTransport unary calls', () => {
     ).rejects.toMatchObject({ code: 'UNSUPPORTED_OPERATION' });
   });
 
-  it('enforces timeoutMs and stops the call on the server without canceling anything else', async () => {
+  it('enforces timeoutMs on the caller; the task belongs to the server and runs on, nothing is canceled', async () => {
     const { server, handler } = await serve();
     const transport = client({ timeoutMs: 100 });
-    await expect(transport.send(CLIENT_OPERATIONS.send_task, server.url, task('hang'))).rejects.toThrow(
+    const hung = task('hang');
+    await expect(transport.send(CLIENT_OPERATIONS.send_task, server.url, hung)).rejects.toThrow(
       DeadlineExceededError,
     );
-    await until(() => handler.abortedCalls === 1);
+    await expect(
+      client().send<Task>(CLIENT_OPERATIONS.get_task, server.url, { task_id: hung.id }),
+    ).resolves.toMatchObject({ state: 'working' });
+    expect(handler.abortedCalls).toBe(0);
     await expect(
       transport.send<Task>(CLIENT_OPERATIONS.send_task, server.url, task('echo still here')),
     ).resolves.toMatchObject({ state: 'completed' });
@@ -138,7 +142,7 @@ describe('WebSocketTransport unary calls', () => {
     expect(second.handler.contexts).toHaveLength(1);
   });
 
-  it('aborts the CallContext signal when a caller abandons a stream, without canceling the task', async () => {
+  it('detaches a caller that abandons a stream: the task neither aborts nor is canceled', async () => {
     const { server, handler } = await serve();
     const controller = new AbortController();
     const hung = task('hang');
@@ -146,7 +150,11 @@ describe('WebSocketTransport unary calls', () => {
     await handler.whenRunning(hung.id);
     controller.abort();
     await expect(events).rejects.toBeInstanceOf(AgentError);
-    await until(() => handler.abortedCalls === 1);
+    await expect(
+      client().send<Task>(CLIENT_OPERATIONS.get_task, server.url, { task_id: hung.id }),
+    ).resolves.toMatchObject({ state: 'working' });
+    expect(handler.abortedCalls).toBe(0);
+    expect(handler.cancels).toEqual([]);
   });
 });
 
@@ -213,9 +221,17 @@ describe('WebSocketTransport frames', () => {
       error: { code: 'UNAVAILABLE' },
     });
     raw.send({ op: 'call.abort', id: 'first' });
-    await until(() => handler.abortedCalls === 1);
-    raw.send({ op: 'agent.card', id: 'third' });
-    expect(await raw.next((f) => f.id === 'third')).toMatchObject({ op: 'result', card: { name: 'demo' } });
+    // The aborted call leaves its slot as soon as the socket has let go of it (the task runs on).
+    for (let attempt = 0; ; attempt++) {
+      raw.send({ op: 'agent.card', id: `third-${attempt}` });
+      const answer = await raw.next((f) => f.id === `third-${attempt}`);
+      if (answer.op === 'result') {
+        expect(answer).toMatchObject({ card: { name: 'demo' } });
+        break;
+      }
+      expect(answer).toMatchObject({ op: 'error', error: { code: 'UNAVAILABLE' } });
+    }
+    expect(handler.abortedCalls).toBe(0);
   });
 
   it('serves agent.card on both connections and interleaves concurrent streams by id', async () => {
@@ -238,7 +254,7 @@ describe('WebSocketTransport frames', () => {
     }
   });
 
-  it('aborts the CallContext signal of every call when the socket closes', async () => {
+  it('detaches every call when the socket closes: their tasks run on', async () => {
     const { server, handler } = await serve();
     const raw = await rawSocket(server.url);
     const tasks = [task('hang'), task('hang')];
@@ -246,8 +262,15 @@ describe('WebSocketTransport frames', () => {
     raw.send({ op: 'task.send', id: '2', task: tasks[1] });
     await handler.whenRunning(tasks[0]!.id);
     await until(() => handler.contexts.length === 2);
+    const closed = new Promise((resolve) => raw.socket.once('close', resolve));
     raw.socket.terminate();
-    await until(() => handler.abortedCalls === 2);
+    await closed;
+    for (const { id } of tasks) {
+      await expect(
+        client().send<Task>(CLIENT_OPERATIONS.get_task, server.url, { task_id: id }),
+      ).resolves.toMatchObject({ state: 'working' });
+    }
+    expect(handler.abortedCalls).toBe(0);
   });
 
   it('upgrades on the URL it advertises, its /control sibling and the earlier /ws paths', async () => {
