@@ -11,6 +11,8 @@ export interface CliArgs {
   httpUrl?: string;
   transport: TransportName;
   credentials?: { kind: CredentialKind; value: string };
+  /** A second principal's credential, of the same kind as `credentials`. */
+  otherCredentials?: { kind: CredentialKind; value: string };
   /** Absolute path of the JUnit XML file to write. */
   junit?: string;
   filter?: RegExp;
@@ -22,6 +24,9 @@ export interface CliArgs {
 export const USAGE = `usage: pnpm conformance -- --url URL [--transport http|sse|ws|grpc] [options]
        pnpm conformance -- --transport memory [options]
 options: --api-key KEY | --bearer JWT | --basic USER:PASS   credentials the server accepts
+         --other-api-key KEY | --other-bearer JWT | --other-basic USER:PASS
+                            a second principal's credential, of the same kind: checks that it
+                            cannot reach the first one's tasks
          --http-url URL     raw HTTP base for the wire cases (--transport http), when not --url
          --junit FILE       write JUnit XML (relative to the directory the command runs in)
          --filter REGEX     only the cases whose id matches
@@ -35,8 +40,19 @@ const CREDENTIAL_OPTIONS: Record<string, CredentialKind> = {
   '--bearer': 'bearer',
   '--basic': 'basic',
 };
+/** The second principal's credential, one per kind of the first. */
+const OTHER_CREDENTIAL_OPTIONS: Record<string, CredentialKind> = {
+  '--other-api-key': 'apikey',
+  '--other-bearer': 'bearer',
+  '--other-basic': 'basic',
+};
 const VALUE_OPTIONS = ['--url', '--transport', '--http-url', '--junit', '--filter', '--timeout-ms'];
-const OPTIONS = [...VALUE_OPTIONS, ...Object.keys(CREDENTIAL_OPTIONS), '--help'];
+const OPTIONS = [
+  ...VALUE_OPTIONS,
+  ...Object.keys(CREDENTIAL_OPTIONS),
+  ...Object.keys(OTHER_CREDENTIAL_OPTIONS),
+  '--help',
+];
 
 /** The URL schemes each network transport's client speaks. */
 const SCHEMES: Record<Exclude<TransportName, 'memory'>, readonly string[]> = {
@@ -99,6 +115,25 @@ export function parseArgs(argv: readonly string[], cwd: string = process.cwd()):
     const value = given.get(option)!;
     if (option === '--basic' && !value.includes(':')) throw new ValueError('--basic needs USER:PASS');
     args.credentials = { kind: CREDENTIAL_OPTIONS[option]!, value };
+  }
+  const others = Object.keys(OTHER_CREDENTIAL_OPTIONS).filter((o) => given.has(o));
+  if (others.length > 1)
+    throw new ValueError(
+      `give one of --other-api-key, --other-bearer, --other-basic, not ${others.join(' and ')}`,
+    );
+  if (others.length === 1) {
+    const option = others[0]!;
+    const kind = OTHER_CREDENTIAL_OPTIONS[option]!;
+    const first = Object.keys(CREDENTIAL_OPTIONS).find((o) => CREDENTIAL_OPTIONS[o] === kind)!;
+    if (args.credentials?.kind !== kind)
+      throw new ValueError(
+        `${option} is a second principal's credential: it needs ${first} for the first one`,
+      );
+    const value = given.get(option)!;
+    if (kind === 'basic' && !value.includes(':')) throw new ValueError(`${option} needs USER:PASS`);
+    if (value === args.credentials.value)
+      throw new ValueError(`${option} must differ from ${first}: it names a second principal`);
+    args.otherCredentials = { kind, value };
   }
 
   const junit = given.get('--junit');

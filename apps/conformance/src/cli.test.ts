@@ -32,7 +32,7 @@ function runCli(
 describe('conformance CLI', () => {
   let server: ServerProcess;
   beforeAll(async () => {
-    server = await startServerProcess({ AGENT_AUTH: 'apikey', AGENT_API_KEYS: 'cli-key' });
+    server = await startServerProcess({ AGENT_AUTH: 'apikey', AGENT_API_KEYS: 'cli-key,cli-other-key' });
   });
   afterAll(async () => {
     await server.stop();
@@ -46,6 +46,8 @@ describe('conformance CLI', () => {
       server.urls.http,
       '--api-key',
       'cli-key',
+      '--other-api-key',
+      'cli-other-key',
       '--junit',
       junit,
     ]);
@@ -57,6 +59,7 @@ describe('conformance CLI', () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/^PASS \[http\] http\.healthz \(\d+ ms\)$/m);
     expect(stdout).toMatch(/^\| http\s+\| task\.echo\s+\| passed/m);
+    expect(stdout).toMatch(/^PASS \[http\] task\.owner\.other-principal \(\d+ ms\)$/m);
     expect(stdout).toMatch(/^conformance: \d+ passed, 0 failed$/m);
     const xml = readFileSync(junit, 'utf8');
     expect(xml).toContain('<testsuite name="conformance.http"');
@@ -207,6 +210,34 @@ describe('parseArgs', () => {
       kind: 'basic',
       value: 'a:b',
     });
+  });
+  it("reads a second principal's credential of the first one's kind", () => {
+    const base = ['--transport', 'memory'];
+    expect(parseArgs([...base, '--api-key', 'k1', '--other-api-key', 'k2']).otherCredentials).toEqual({
+      kind: 'apikey',
+      value: 'k2',
+    });
+    expect(parseArgs([...base, '--bearer', 'j1', '--other-bearer=j2']).otherCredentials).toEqual({
+      kind: 'bearer',
+      value: 'j2',
+    });
+    expect(parseArgs([...base, '--basic', 'a:1', '--other-basic', 'b:2']).otherCredentials).toEqual({
+      kind: 'basic',
+      value: 'b:2',
+    });
+    expect(() => parseArgs([...base, '--other-api-key', 'k2'])).toThrow(
+      /^--other-api-key is a second principal's credential: it needs --api-key for the first one$/,
+    );
+    expect(() => parseArgs([...base, '--bearer', 'j', '--other-api-key', 'k'])).toThrow(/needs --api-key/);
+    expect(() => parseArgs([...base, '--api-key', 'k', '--other-api-key', 'k'])).toThrow(
+      /^--other-api-key must differ from --api-key: it names a second principal$/,
+    );
+    expect(() => parseArgs([...base, '--basic', 'a:1', '--other-basic', 'bob'])).toThrow(
+      /^--other-basic needs USER:PASS$/,
+    );
+    expect(() =>
+      parseArgs([...base, '--api-key', 'k', '--other-api-key', 'k2', '--other-bearer', 'j']),
+    ).toThrow(/^give one of --other-api-key, --other-bearer, --other-basic, not /);
   });
   it('reads --name=value, and resolves --junit against the given directory', () => {
     expect(parseArgs(['--url=http://h:1', '--junit=out/x.xml'], '/home/me')).toEqual({

@@ -8,10 +8,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AgentError } from '@agent/core';
-import { createAuthenticator, createDemoAgent, createDemoHandler, loadConfig } from '@agent/reference-server';
+import {
+  createAuthenticator,
+  createDemoAgent,
+  createDemoHandler,
+  createRunStore,
+  loadConfig,
+} from '@agent/reference-server';
 import { parseArgs, USAGE, type CliArgs } from './cli-args.js';
 import { junitXml, progressLine, resultTable } from './report.js';
-import { runConformance, summarize, type ConformanceOptions } from './runner.js';
+import { runConformance, summarize, type CaseResult, type ConformanceOptions } from './runner.js';
 import { checkReachable } from './server-reachable.js';
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -19,23 +25,29 @@ const CONNECT_TIMEOUT_MS = 10_000;
 /** A reason the run cannot start or finish, said in one line without a stack. */
 class CliError extends Error {}
 
-async function runOptions(args: CliArgs): Promise<ConformanceOptions> {
+/** The run's options, and what to close once it is over (the in-process agent's run store). */
+async function runOptions(args: CliArgs): Promise<{ options: ConformanceOptions; close(): Promise<void> }> {
   const options: ConformanceOptions = {
     transport: args.transport,
     url: args.url,
     httpUrl: args.httpUrl,
     credentials: args.credentials,
+    otherCredentials: args.otherCredentials,
     filter: args.filter,
     caseTimeoutMs: args.timeoutMs,
     onResult: (result) => process.stdout.write(`${progressLine(result)}\n`),
   };
   for (const url of [args.url, args.httpUrl]) if (url) await checkReachable(url, CONNECT_TIMEOUT_MS);
-  if (args.transport === 'memory') {
-    const config = loadConfig();
-    const authenticator = createAuthenticator(config);
-    options.inProcess = { agent: createDemoHandler(createDemoAgent({ authenticator })), authenticator };
-  }
-  return options;
+  if (args.transport !== 'memory') return { options, close: () => Promise.resolve() };
+  const config = loadConfig();
+  const authenticator = createAuthenticator(config);
+  // The store the reference server would record its tasks in (AGENT_RUN_STORE and its limits).
+  const runStore = createRunStore(config.runStore, config.runStoreLimits);
+  options.inProcess = {
+    agent: createDemoHandler(createDemoAgent({ authenticator, runStore })),
+    authenticator,
+  };
+  return { options, close: async () => await runStore.close() };
 }
 
 /** Called once before the run (an unwritable path then stops it before any case) and once after. */
@@ -56,7 +68,13 @@ async function main(): Promise<number> {
     return 0;
   }
   if (args.junit) writeJunit(args.junit, '');
-  const results = await runConformance(await runOptions(args));
+  const run = await runOptions(args);
+  let results: CaseResult[];
+  try {
+    results = await runConformance(run.options);
+  } finally {
+    await run.close();
+  }
   const { passed, failed } = summarize(results);
   process.stdout.write(`\n${resultTable(results)}\n\n`);
   if (args.junit) {

@@ -59,12 +59,17 @@ describe('reference server with API keys (express backend)', () => {
     expect(await server.stop()).toBe(0);
   });
 
-  it.each(['http', 'sse', 'ws', 'grpc'] as const)('passes over %s', async (transport) => {
-    const results = await suite(server, transport, {
-      credentials: { kind: 'apikey', value: 'conformance-key-1' },
-    });
-    expect(results.some((r) => r.id === 'task.auth.wrong')).toBe(true);
-  });
+  it.each(['http', 'sse', 'ws', 'grpc'] as const)(
+    'passes over %s, a second key included',
+    async (transport) => {
+      const results = await suite(server, transport, {
+        credentials: { kind: 'apikey', value: 'conformance-key-1' },
+        otherCredentials: { kind: 'apikey', value: 'other-key' },
+      });
+      expect(results.some((r) => r.id === 'task.auth.wrong')).toBe(true);
+      expect(results.some((r) => r.id === 'task.owner.other-principal')).toBe(true);
+    },
+  );
 });
 
 describe('reference server with JWT bearer and Basic auth', () => {
@@ -82,19 +87,31 @@ describe('reference server with JWT bearer and Basic auth', () => {
     expect(await basic.stop()).toBe(0);
   });
 
-  it.each(['http', 'grpc'] as const)('bearer passes over %s', async (transport) => {
-    const token = mintJwt({
-      secret,
-      algorithm: 'HS256',
-      claims: { sub: 'conformance', iss: 'conformance', exp: Math.floor(Date.now() / 1000) + 600 },
-    });
-    await suite(bearer, transport, { credentials: { kind: 'bearer', value: token } });
-  });
+  it.each(['http', 'grpc'] as const)(
+    'bearer passes over %s, a second subject included',
+    async (transport) => {
+      const token = (sub: string): string =>
+        mintJwt({
+          secret,
+          algorithm: 'HS256',
+          claims: { sub, iss: 'conformance', exp: Math.floor(Date.now() / 1000) + 600 },
+        });
+      const results = await suite(bearer, transport, {
+        credentials: { kind: 'bearer', value: token('conformance') },
+        otherCredentials: { kind: 'bearer', value: token('conformance-other') },
+      });
+      expect(results.some((r) => r.id === 'task.owner.other-principal')).toBe(true);
+    },
+  );
 
   it.each(['http', 'ws', 'sse'] as const)(
-    'basic passes over %s (password with a colon)',
+    'basic passes over %s (password with a colon), a second user included',
     async (transport) => {
-      await suite(basic, transport, { credentials: { kind: 'basic', value: 'alice:pa:ss' } });
+      const results = await suite(basic, transport, {
+        credentials: { kind: 'basic', value: 'alice:pa:ss' },
+        otherCredentials: { kind: 'basic', value: 'bob:pw' },
+      });
+      expect(results.some((r) => r.id === 'task.owner.other-principal')).toBe(true);
     },
   );
 });
@@ -130,17 +147,19 @@ describe('in-process transport', () => {
     expect(results.some((r) => r.id === 'stream.cancel')).toBe(true);
   });
 
-  it('passes with API keys', async () => {
+  it('passes with API keys, a second key included', async () => {
     const authenticator = createAuthenticator({
       ...DEFAULT_CONFIG,
-      auth: { ...DEFAULT_CONFIG.auth, mode: 'apikey', apiKeys: ['mem-key'] },
+      auth: { ...DEFAULT_CONFIG.auth, mode: 'apikey', apiKeys: ['mem-key', 'other-mem-key'] },
     });
     const results = await runConformance({
       transport: 'memory',
       credentials: { kind: 'apikey', value: 'mem-key' },
+      otherCredentials: { kind: 'apikey', value: 'other-mem-key' },
       inProcess: { agent: createDemoHandler(createDemoAgent({ authenticator })), authenticator },
     });
     expect(failures(results)).toEqual([]);
     expect(results.some((r) => r.id === 'task.auth.wrong')).toBe(true);
+    expect(results.some((r) => r.id === 'task.owner.other-principal')).toBe(true);
   });
 });

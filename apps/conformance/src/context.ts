@@ -17,6 +17,8 @@ export interface CaseContext {
   httpUrl?: string;
   /** Present when the server is expected to authenticate. */
   auth?: { kind: CredentialKind; token: string };
+  /** A client acting for a second principal (cases marked `otherPrincipal`). */
+  other?: AgentClient;
   /** Aborts when the case times out. */
   signal: AbortSignal;
   /** Present when the harness controls the server process (cases marked `needsControl`). */
@@ -38,5 +40,7 @@ export interface ConformanceCase {
   auth?: 'required' | 'none';
   /** Runs only when the harness passes `control` (it stops the server, so it runs last, alone). */
   needsControl?: boolean;
+  /** Runs only when the harness has a second principal's credential (`otherCredentials`). */
+  otherPrincipal?: boolean;
   run(ctx: CaseContext): Promise<void>;
 }

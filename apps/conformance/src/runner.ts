@@ -1,5 +1,5 @@
 import { AgentClient } from '@agent/client';
-import type { Transport } from '@agent/core';
+import { ValueError, type Transport } from '@agent/core';
 import { ALL_CASES } from './cases/index.js';
 import type { CaseContext, ConformanceCase, ServerControl, TransportName } from './context.js';
 import { PresentedCredentials, presentedToken, type CredentialKind } from './presented-credentials.js';
@@ -13,6 +13,11 @@ export interface ConformanceOptions {
   httpUrl?: string;
   /** Credentials the server accepts; their presence makes the auth cases run. */
   credentials?: { kind: CredentialKind; value: string };
+  /**
+   * Another credential of the same kind that the server accepts as a second principal; its presence
+   * makes the cases run that check one principal's tasks are out of the other's reach.
+   */
+  otherCredentials?: { kind: CredentialKind; value: string };
   inProcess?: InProcessTarget;
   /** Per-case time limit. Default 30000 ms. */
   caseTimeoutMs?: number;
@@ -38,6 +43,7 @@ function applies(testCase: ConformanceCase, options: ConformanceOptions): boolea
   if (testCase.auth === 'required' && !options.credentials) return false;
   if (testCase.auth === 'none' && options.credentials) return false;
   if (testCase.needsControl && !options.control) return false;
+  if (testCase.otherPrincipal && !options.otherCredentials) return false;
   return !options.filter || options.filter.test(testCase.id);
 }
 
@@ -48,6 +54,11 @@ export async function runConformance(options: ConformanceOptions): Promise<CaseR
   const token = options.credentials
     ? presentedToken(options.credentials.kind, options.credentials.value)
     : undefined;
+  const other = options.otherCredentials;
+  if (other && other.kind !== options.credentials?.kind)
+    throw new ValueError(
+      `the second principal's credential (${other.kind}) must be of the kind of the first (${options.credentials?.kind ?? 'none'})`,
+    );
   const opened: Transport[] = [];
   const clientFor = (credential: string | null | undefined): AgentClient => {
     const transport = createClientTransport({
@@ -60,6 +71,7 @@ export async function runConformance(options: ConformanceOptions): Promise<CaseR
     return new AgentClient({ transport, baseUrl: url });
   };
   const client = clientFor(token);
+  const otherClient = other ? clientFor(presentedToken(other.kind, other.value)) : undefined;
   const results: CaseResult[] = [];
   const timeoutMs = options.caseTimeoutMs ?? 30_000;
   try {
@@ -75,6 +87,7 @@ export async function runConformance(options: ConformanceOptions): Promise<CaseR
         auth: token ? { kind, token } : undefined,
         signal: controller.signal,
       };
+      if (otherClient) ctx.other = otherClient;
       if (options.control) ctx.control = options.control;
       const started = performance.now();
       let timer: NodeJS.Timeout | undefined;

@@ -75,6 +75,73 @@ describe('loadConfig', () => {
   });
 });
 
+describe('run store limits', () => {
+  it('reads runStoreLimits from the file and each AGENT_RUN_STORE_* variable over its field', () => {
+    const file = configFile({ runStoreLimits: { maxTasks: 500, maxBytes: 1048576, taskRetentionMs: 60000 } });
+    expect(loadConfig({ AGENT_CONFIG: file }).runStoreLimits).toEqual({
+      maxTasks: 500,
+      maxBytes: 1048576,
+      taskRetentionMs: 60000,
+    });
+    expect(
+      loadConfig({
+        AGENT_CONFIG: file,
+        AGENT_RUN_STORE_MAX_TASKS: '20',
+        AGENT_RUN_STORE_RETENTION_MS: '1000',
+      }).runStoreLimits,
+    ).toEqual({ maxTasks: 20, maxBytes: 1048576, taskRetentionMs: 1000 });
+    expect(loadConfig({ AGENT_RUN_STORE_MAX_BYTES: '4096' }).runStoreLimits).toEqual({ maxBytes: 4096 });
+  });
+
+  it('refuses limits that are not whole numbers from 1, naming the variable or field', () => {
+    for (const name of [
+      'AGENT_RUN_STORE_MAX_TASKS',
+      'AGENT_RUN_STORE_MAX_BYTES',
+      'AGENT_RUN_STORE_RETENTION_MS',
+    ])
+      for (const value of ['0', '-1', '1.5', '10k'])
+        expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid ${name}: `));
+    expect(() => loadConfig({ AGENT_CONFIG: configFile({ runStoreLimits: { maxTasks: 0 } }) })).toThrow(
+      /\/runStoreLimits\/maxTasks/,
+    );
+    expect(() => loadConfig({ AGENT_CONFIG: configFile({ runStoreLimits: { keep: 1 } }) })).toThrow(
+      /\/runStoreLimits\/keep/,
+    );
+  });
+
+  it('takes only a retention for a SQLite store: it keeps what its file holds', () => {
+    const sqlite = { AGENT_RUN_STORE: 'sqlite:/tmp/tasks.db' };
+    expect(loadConfig({ ...sqlite, AGENT_RUN_STORE_RETENTION_MS: '5000' }).runStoreLimits).toEqual({
+      taskRetentionMs: 5000,
+    });
+    expect(() => loadConfig({ ...sqlite, AGENT_RUN_STORE_MAX_TASKS: '5' })).toThrow(
+      /^AGENT_RUN_STORE_MAX_TASKS \(runStoreLimits\.maxTasks\) bounds the memory run store only/,
+    );
+    expect(() => loadConfig({ ...sqlite, AGENT_RUN_STORE_MAX_BYTES: '5' })).toThrow(
+      /AGENT_RUN_STORE_MAX_BYTES/,
+    );
+  });
+});
+
+describe('API keys', () => {
+  it('takes two keys as two principals', () => {
+    const config = loadConfig({ AGENT_AUTH: 'apikey', AGENT_API_KEYS: 'sk-alice-1,sk-bobby-2' });
+    expect(config.auth.apiKeys).toEqual(['sk-alice-1', 'sk-bobby-2']);
+  });
+
+  it('refuses keys that share their first 8 characters (one principal), naming them by position', () => {
+    let message = '';
+    try {
+      loadConfig({ AGENT_AUTH: 'apikey', AGENT_API_KEYS: 'sk-live-aaaa,other,sk-live-bbbb' });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValueError);
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^Invalid AGENT_API_KEYS \(auth\.apiKeys\): entries 1 and 3 share their first 8/);
+    expect(message).not.toContain('sk-live');
+  });
+});
+
 describe('parseBasicUsers', () => {
   it('splits entries at their first colon', () => {
     const users = parseBasicUsers('alice:pa:ss, bob:x');

@@ -35,10 +35,25 @@ export interface ServerConfig {
   a2a: boolean;
   /** `memory` or `sqlite:<path>`. */
   runStore: string;
+  /** Bounds of the run store; an absent one is the store's own default. */
+  runStoreLimits: RunStoreLimits;
   /** What the demo agent's approval handler answers: `none` (no handler: approval-gated tools fail). */
   approvals: 'none' | 'approve' | 'deny';
   /** How long a stop lets in-flight tasks finish before canceling them (`server shutting down`), in ms. */
   stopGraceMs: number;
+}
+
+/**
+ * How much the run store keeps. Every task the server answers is recorded there (get, list,
+ * subscribe and resubmission read it back), so these bound the memory a busy server holds.
+ */
+export interface RunStoreLimits {
+  /** Most task records (memory store only). Default 10,000. */
+  maxTasks?: number;
+  /** Most JSON bytes of records and their events (memory store only). Default 256 MiB. */
+  maxBytes?: number;
+  /** Finished tasks saved longer ago are deleted, in ms. Default 24 h in memory, none in SQLite. */
+  taskRetentionMs?: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -54,11 +69,13 @@ export const DEFAULT_CONFIG: ServerConfig = {
   },
   a2a: false,
   runStore: 'memory',
+  runStoreLimits: {},
   approvals: 'none',
   stopGraceMs: 10_000,
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 };
+const positive = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
 /** The server pipeline's tenant rule, so a listed tenant is one a call can name. */
 const TENANT_LISTS = {
   type: 'object',
@@ -101,6 +118,11 @@ const FILE_SCHEMA = {
     },
     a2a: { type: 'boolean' },
     runStore: { type: 'string', pattern: '^(memory|sqlite:.+)$' },
+    runStoreLimits: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { maxTasks: positive, maxBytes: positive, taskRetentionMs: positive },
+    },
     approvals: { enum: ['none', 'approve', 'deny'] },
     stopGraceMs: { type: 'integer', minimum: 0 },
   },
@@ -113,6 +135,7 @@ type FileConfig = {
   auth?: Partial<Omit<ServerConfig['auth'], 'jwt'>> & { jwt?: Partial<ServerConfig['auth']['jwt']> };
   a2a?: boolean;
   runStore?: string;
+  runStoreLimits?: RunStoreLimits;
   approvals?: ServerConfig['approvals'];
   stopGraceMs?: number;
 };
@@ -193,6 +216,15 @@ function envPort(env: NodeJS.ProcessEnv, name: string): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^\d+$/.test(raw) || Number(raw) > 65535)
     throw new ValueError(`Invalid ${name}: ${raw} (expected a port number 0-65535)`);
+  return Number(raw);
+}
+
+/** A whole number from 1 up, or undefined when the variable is unset or empty. */
+function envCount(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[1-9]\d{0,14}$/.test(raw))
+    throw new ValueError(`Invalid ${name}: ${raw} (expected a whole number from 1)`);
   return Number(raw);
 }
 
@@ -295,12 +327,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
         ? env.AGENT_A2A === '1' || env.AGENT_A2A === 'true'
         : (file.a2a ?? d.a2a),
     runStore: env.AGENT_RUN_STORE || file.runStore || d.runStore,
+    runStoreLimits: runStoreLimits(env, file.runStoreLimits ?? {}),
     approvals:
       envEnum(env, 'AGENT_APPROVALS', ['none', 'approve', 'deny'] as const) ?? file.approvals ?? d.approvals,
     stopGraceMs: grace ? Number(grace) : (file.stopGraceMs ?? d.stopGraceMs),
   };
   if (!/^(memory|sqlite:.+)$/.test(config.runStore)) {
     throw new ValueError(`Invalid AGENT_RUN_STORE: ${config.runStore} (expected memory or sqlite:<path>)`);
+  }
+  if (config.runStore !== 'memory') {
+    for (const [field, variable] of MEMORY_ONLY_LIMITS) {
+      if (config.runStoreLimits[field] !== undefined)
+        throw new ValueError(
+          `${variable} (runStoreLimits.${field}) bounds the memory run store only; with AGENT_RUN_STORE=${config.runStore} set AGENT_RUN_STORE_RETENTION_MS instead`,
+        );
+    }
   }
   const { mode } = config.auth;
   if (mode === 'apikey' && config.auth.apiKeys.length === 0)
@@ -309,8 +350,50 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     throw new ValueError('AGENT_AUTH=bearer needs AGENT_JWT_SECRET');
   if (mode === 'basic' && Object.keys(config.auth.basicUsers).length === 0)
     throw new ValueError('AGENT_AUTH=basic needs AGENT_BASIC_USERS');
+  if (mode === 'apikey') checkKeyPrincipals(config.auth.apiKeys);
   checkTenantOwners(config.auth);
   return config;
+}
+
+const LIMIT_VARIABLES: [keyof RunStoreLimits, string][] = [
+  ['maxTasks', 'AGENT_RUN_STORE_MAX_TASKS'],
+  ['maxBytes', 'AGENT_RUN_STORE_MAX_BYTES'],
+  ['taskRetentionMs', 'AGENT_RUN_STORE_RETENTION_MS'],
+];
+/** SQLite keeps what its file holds: it takes a retention, not a count or a size. */
+const MEMORY_ONLY_LIMITS = LIMIT_VARIABLES.filter(([field]) => field !== 'taskRetentionMs');
+
+/** The file's limits with each variable that is set over its field. */
+function runStoreLimits(env: NodeJS.ProcessEnv, file: RunStoreLimits): RunStoreLimits {
+  const limits: RunStoreLimits = {};
+  for (const [field, variable] of LIMIT_VARIABLES) {
+    const value = envCount(env, variable) ?? file[field];
+    if (value !== undefined) limits[field] = value;
+  }
+  return limits;
+}
+
+/** How many leading characters of an API key name its principal (APIKeyAuth's `api-key-<first 8>`). */
+const KEY_PRINCIPAL_LENGTH = 8;
+
+/**
+ * Tasks belong to their principal, and an API key's principal is named by its first characters: two
+ * keys that share them would read, cancel and resubmit each other's tasks. Named by position: a key
+ * is a secret.
+ */
+function checkKeyPrincipals(keys: readonly string[]): void {
+  const seen = new Map<string, number>();
+  keys.forEach((key, index) => {
+    const principal = key.slice(0, KEY_PRINCIPAL_LENGTH);
+    const earlier = seen.get(principal);
+    if (earlier !== undefined)
+      throw new ValueError(
+        `Invalid AGENT_API_KEYS (auth.apiKeys): entries ${earlier + 1} and ${index + 1} share their first ` +
+          `${KEY_PRINCIPAL_LENGTH} characters, which name a key's principal, so they would be one principal ` +
+          `sharing its tasks; give each key its own first ${KEY_PRINCIPAL_LENGTH} characters`,
+      );
+    seen.set(principal, index);
+  });
 }
 
 /** Every tenants entry must name a configured key or user: a typo would otherwise leave one unrestricted. */

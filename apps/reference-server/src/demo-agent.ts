@@ -1,8 +1,8 @@
 /**
  * The demo agent the reference server deploys, so that conformance and users have something real to
  * drive (its commands are documented in the README, "The demo agent"). The command is the first text
- * part: `echo <text>`, `sleep <ms>`, `fail <text>`, `crash <text>`, `stream <n>`,
- * `tool <name> <json-args>`.
+ * part: `echo <text>`, `count <name> [<ms>]`, `sleep <ms>`, `fail <text>`, `crash <text>`,
+ * `stream <n>`, `tool <name> <json-args>`.
  */
 import {
   AgentError,
@@ -21,11 +21,34 @@ export const MAX_SLEEP_MS = 10 * 60 * 1000;
 /** Largest accepted `stream` count. */
 export const MAX_STREAM_CHUNKS = 10_000;
 const PROGRESS_INTERVAL_MS = 100;
+/** Most counters one agent keeps; the oldest is forgotten first. */
+export const MAX_COUNTERS = 10_000;
+/** Longest counter name. */
+export const MAX_COUNTER_NAME = 128;
 
 export const DEMO_FILES: Readonly<Record<string, string>> = Object.freeze({
   'readme.txt': 'agent-tasks reference server: a demo agent behind every transport.',
   'notes.txt': 'Tools run through capability policy; delete_record needs approval.',
 });
+
+/**
+ * The demo agent's one side effect a caller can observe: named counters, each run of `count <name>`
+ * adds one. A caller that resubmits a task id can tell whether it ran again (the counter moved) or
+ * was answered from the stored task (it did not).
+ */
+export class DemoCounters {
+  private readonly counts = new Map<string, number>();
+
+  /** Adds one to the counter and returns its new value. */
+  add(name: string): number {
+    const value = (this.counts.get(name) ?? 0) + 1;
+    // Re-inserted, so the map's order is least recently counted first.
+    this.counts.delete(name);
+    this.counts.set(name, value);
+    if (this.counts.size > MAX_COUNTERS) this.counts.delete(this.counts.keys().next().value!);
+    return value;
+  }
+}
 
 export type DemoAgentOptions = Omit<AgentOptions, 'card' | 'execute' | 'policy'> & {
   card?: Partial<AgentCard>;
@@ -40,6 +63,12 @@ export function createDemoCard(overrides: Partial<AgentCard> = {}): AgentCard {
     capabilities: { streaming: true, transports: ['http', 'sse', 'ws', 'grpc', 'memory'] },
     skills: [
       { id: 'echo', name: 'Echo', description: 'echo <text>: replies with the text and one text artifact' },
+      {
+        id: 'count',
+        name: 'Count',
+        description:
+          'count <name> [<ms>]: adds one to the counter <name>, works ms milliseconds, replies with the new value',
+      },
       {
         id: 'sleep',
         name: 'Sleep',
@@ -101,6 +130,20 @@ async function streamCommand(run: RunHandle, n: number): Promise<void> {
   await run.addMessage(createMessage(`streamed ${n} chunks`, { role: 'agent' }));
 }
 
+async function countCommand(run: RunHandle, rest: string, counters: DemoCounters): Promise<void> {
+  const [name = '', wait = '0', ...extra] = rest.split(/\s+/);
+  if (name === '' || extra.length > 0)
+    throw new ValueError('count needs a counter name: count <name> [<ms>]');
+  if (name.length > MAX_COUNTER_NAME)
+    throw new ValueError(`count accepts names of at most ${MAX_COUNTER_NAME} characters`);
+  const ms = parseCount(wait, 'count', MAX_SLEEP_MS);
+  // Counted first: a second run of the same task would show while the first one still works.
+  const value = String(counters.add(name));
+  if (ms > 0) await run.sleep(ms);
+  await run.addMessage(createMessage(value, { role: 'agent' }));
+  await run.addArtifact(createArtifact(value, { name: 'count', metadata: { counter: name } }));
+}
+
 async function toolCommand(run: RunHandle, rest: string): Promise<void> {
   const space = rest.indexOf(' ');
   const name = space === -1 ? rest : rest.slice(0, space);
@@ -117,7 +160,8 @@ async function toolCommand(run: RunHandle, rest: string): Promise<void> {
   await run.addArtifact(createArtifact({ type: 'data', content: result as never }, { name: name }));
 }
 
-export async function executeDemoCommand(task: Task, run: RunHandle): Promise<void> {
+/** Runs one demo command; `counters` are the agent's (see {@link DemoCounters}). */
+export async function executeDemoCommand(task: Task, run: RunHandle, counters: DemoCounters): Promise<void> {
   const text = lastUserText(task);
   const space = text.search(/\s/);
   const command = (space === -1 ? text : text.slice(0, space)).toLowerCase();
@@ -127,6 +171,8 @@ export async function executeDemoCommand(task: Task, run: RunHandle): Promise<vo
       await run.addMessage(createMessage(rest, { role: 'agent' }));
       await run.addArtifact(createArtifact(rest, { name: 'echo' }));
       return;
+    case 'count':
+      return countCommand(run, rest, counters);
     case 'sleep':
       return sleepCommand(run, parseCount(rest, 'sleep', MAX_SLEEP_MS));
     case 'fail':
@@ -141,14 +187,18 @@ export async function executeDemoCommand(task: Task, run: RunHandle): Promise<vo
       return toolCommand(run, rest);
     default:
       throw new ValueError(
-        `Unknown command "${command}". Commands: echo <text>, sleep <ms>, fail <text>, crash <text>, stream <n>, tool <name> <json-args>`,
+        `Unknown command "${command}". Commands: echo <text>, count <name> [<ms>], sleep <ms>, fail <text>, crash <text>, stream <n>, tool <name> <json-args>`,
       );
   }
 }
 
-/** The demo agent with its two tools and the default policy (records.* needs approval). */
+/**
+ * The demo agent with its two tools, the default policy (records.* needs approval) and its own
+ * counters.
+ */
 export function createDemoAgent(options: DemoAgentOptions = {}): Agent {
   const { card, ...rest } = options;
+  const counters = new DemoCounters();
   const records = new Map<string, { id: string; title: string }>([
     ['r1', { id: 'r1', title: 'first record' }],
     ['r2', { id: 'r2', title: 'second record' }],
@@ -157,7 +207,7 @@ export function createDemoAgent(options: DemoAgentOptions = {}): Agent {
     ...rest,
     card: createDemoCard(card),
     policy: new CapabilityPolicy({ 'files.read': 'allow', 'records.*': 'require_approval' }),
-    execute: executeDemoCommand,
+    execute: (task, run) => executeDemoCommand(task, run, counters),
   });
   agent.registerTool({
     name: 'read_file',

@@ -13,6 +13,7 @@ import {
   type TaskEvent,
   type TaskHandler,
 } from '@agent/core';
+import type { RunStore } from '@agent/events';
 import type { Agent } from '@agent/runtime';
 import { MAX_STREAM_CHUNKS } from './demo-agent.js';
 
@@ -38,8 +39,14 @@ async function* unfinishedStream(task: Task, n: number, signal: AbortSignal): As
   }
 }
 
-export function createDemoHandler(agent: Agent): TaskHandler {
+/**
+ * The agent's `runStore` rides along because a transport's server pipeline records every task in
+ * its handler's run store: without it the tasks would go to a store of the pipeline's own, not the
+ * configured one (SQLite, bounds), and the agent and the task API would read different stores.
+ */
+export function createDemoHandler(agent: Agent): TaskHandler & { readonly runStore: RunStore | null } {
   return {
+    runStore: agent.runStore,
     runTask: (task: Task, ctx: CallContext) => agent.runTask(task, ctx),
     handleTask: (task: Task, ctx: CallContext) => agent.handleTask(task, ctx),
     handleTaskStreaming(task: Task, ctx: CallContext): AsyncIterable<TaskEvent> {

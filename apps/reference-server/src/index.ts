@@ -7,6 +7,7 @@ export {
   DEFAULT_CONFIG,
   type ServerConfig,
   type AuthMode,
+  type RunStoreLimits,
 } from './config.js';
 export {
   startReferenceServer,
@@ -19,7 +20,10 @@ export {
   createDemoAgent,
   createDemoCard,
   executeDemoCommand,
+  DemoCounters,
   DEMO_FILES,
+  MAX_COUNTERS,
+  MAX_COUNTER_NAME,
   MAX_SLEEP_MS,
   MAX_STREAM_CHUNKS,
 } from './demo-agent.js';

@@ -4,6 +4,7 @@
  */
 import {
   UnsupportedOperationError,
+  ValueError,
   type ApprovalDecisionData,
   type ApprovalRequestData,
   type Transport,
@@ -15,7 +16,7 @@ import { HTTPTransport } from '@agent/transport-http';
 import { SSETransport } from '@agent/transport-sse';
 import { WebSocketTransport } from '@agent/transport-ws';
 import { GRPCTransport } from '@agent/transport-grpc';
-import type { ServerConfig } from './config.js';
+import type { RunStoreLimits, ServerConfig } from './config.js';
 import { createDemoAgent } from './demo-agent.js';
 import { createDemoHandler } from './demo-handler.js';
 
@@ -65,9 +66,17 @@ function tenantsOption(tenants: Record<string, string[]>): { tenants?: Record<st
   return Object.keys(tenants).length === 0 ? {} : { tenants };
 }
 
-export function createRunStore(spec: string): RunStore {
-  if (spec === 'memory') return new InMemoryRunStore();
-  return new SqliteRunStore({ path: spec.slice('sqlite:'.length) });
+/**
+ * The run store `spec` (`memory` or `sqlite:<path>`) names, within `limits`. The server pipeline
+ * records every task the agent serves there, so it is also what get, list, subscribe and a
+ * resubmitted id read back.
+ */
+export function createRunStore(spec: string, limits: RunStoreLimits = {}): RunStore {
+  if (spec === 'memory') return new InMemoryRunStore({ ...limits });
+  if (limits.maxTasks !== undefined || limits.maxBytes !== undefined)
+    throw new ValueError('maxTasks and maxBytes bound the memory run store only');
+  const retention = limits.taskRetentionMs === undefined ? {} : { taskRetentionMs: limits.taskRetentionMs };
+  return new SqliteRunStore({ path: spec.slice('sqlite:'.length), ...retention });
 }
 
 function approvalHandler(mode: ServerConfig['approvals']) {
@@ -90,7 +99,7 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     );
   }
   const authenticator = createAuthenticator(config);
-  const runStore = createRunStore(config.runStore);
+  const runStore = createRunStore(config.runStore, config.runStoreLimits);
   const host = hostForUrl(config.host);
   const { stopGraceMs } = config;
   const http = new HTTPTransport({

@@ -1,5 +1,5 @@
 /** Cases that check the HTTP wire itself (routes, status codes, bodies, credential extraction). */
-import { createTask } from '@agent/core';
+import { createTask, newId, type Task, type TaskList } from '@agent/core';
 import type { ConformanceCase, CaseContext } from '../context.js';
 import { assert, errorBody } from '../expect.js';
 import { authorizationHeader } from '../presented-credentials.js';
@@ -38,6 +38,43 @@ function expectErrorCode(res: RawResponse, status: number, code: string, what: s
 
 async function sendWith(ctx: CaseContext, headers: Record<string, string>, query = ''): Promise<RawResponse> {
   return postJson(url(ctx), `/tasks/${query}`, echoTask(), headers);
+}
+
+/** Runs a task through `POST /tasks/` and returns the answer. */
+async function sendOver(ctx: CaseContext, task: Task): Promise<Task> {
+  const res = await postJson(url(ctx), '/tasks/', task, goodAuth(ctx));
+  expectStatus(res, 200, 'POST /tasks/');
+  return res.json as Task;
+}
+
+/** The frames of a finished `text/event-stream` response: each frame's `id:` and its `data:` JSON. */
+function eventFrames(
+  res: RawResponse,
+  what: string,
+): { id: string; event: { sequence?: number; type?: string } }[] {
+  expectStatus(res, 200, what);
+  assert.match(String(res.headers['content-type']), /^text\/event-stream/, `${what}: text/event-stream`);
+  return res.text
+    .split(/\r?\n\r?\n/)
+    .filter((frame) => /^data:/m.test(frame))
+    .map((frame) => {
+      const field = (name: string): string =>
+        frame
+          .split(/\r?\n/)
+          .filter((line) => line.startsWith(`${name}:`))
+          .map((line) => line.slice(name.length + 1).replace(/^ /, ''))
+          .join('\n');
+      return { id: field('id'), event: JSON.parse(field('data')) as { sequence?: number; type?: string } };
+    });
+}
+
+function expectPointer(res: RawResponse, pointer: string, what: string): void {
+  expectErrorCode(res, 422, 'VALIDATION_FAILED', what);
+  const errors = (errorBody(res.json).data as { errors?: { pointer: string }[] } | undefined)?.errors ?? [];
+  assert.ok(
+    errors.some((e) => e.pointer === pointer),
+    `${what}: data.errors names ${pointer}: ${JSON.stringify(errors)}`,
+  );
 }
 
 export const httpCases: ConformanceCase[] = [
@@ -299,6 +336,135 @@ export const httpCases: ConformanceCase[] = [
         422,
         'VALIDATION_FAILED',
         'no id',
+      );
+    },
+  },
+  {
+    id: 'http.tasks.get',
+    title:
+      'GET /tasks/{id}?history_length=N answers the Task with its newest N messages; an unknown id 404 TASK_NOT_FOUND',
+    transports: HTTP,
+    async run(ctx) {
+      const done = await sendOver(ctx, echoTask('read over the wire'));
+      const id = encodeURIComponent(done.id);
+      const whole = await rawHttp(url(ctx), `/tasks/${id}`, { headers: goodAuth(ctx) });
+      expectStatus(whole, 200, 'GET /tasks/{id}');
+      assert.match(String(whole.headers['content-type']), /application\/json/);
+      assert.deepEqual(whole.json, done, 'the task as answered');
+      const last = await rawHttp(url(ctx), `/tasks/${id}?history_length=1`, { headers: goodAuth(ctx) });
+      expectStatus(last, 200, 'history_length=1');
+      assert.deepEqual((last.json as Task).messages, done.messages.slice(-1), 'the newest message');
+      expectErrorCode(
+        await rawHttp(url(ctx), `/tasks/${encodeURIComponent(newId())}`, { headers: goodAuth(ctx) }),
+        404,
+        'TASK_NOT_FOUND',
+        'an unknown id',
+      );
+      expectPointer(
+        await rawHttp(url(ctx), `/tasks/${id}?history_length=many`, { headers: goodAuth(ctx) }),
+        '/history_length',
+        'history_length=many',
+      );
+    },
+  },
+  {
+    id: 'http.tasks.list',
+    title:
+      'GET /tasks?session_id=&state=&page_size=&page_token= answers {"tasks", "next_page_token"} page by page',
+    transports: HTTP,
+    async run(ctx) {
+      const session = `conformance-${newId()}`;
+      const ids: string[] = [];
+      for (const text of ['older', 'newer']) {
+        const task = createTask(`echo ${text}`, { metadata: { run_context: { session_id: session } } });
+        ids.push((await sendOver(ctx, task)).id);
+        // Newest first is by update time: tasks saved within one millisecond tie.
+        await new Promise((resolve) => setTimeout(resolve, 3));
+      }
+      const query = `session_id=${encodeURIComponent(session)}&state=completed&page_size=1`;
+      const first = await rawHttp(url(ctx), `/tasks?${query}`, { headers: goodAuth(ctx) });
+      expectStatus(first, 200, 'page 1');
+      const page1 = first.json as TaskList;
+      assert.deepEqual(Object.keys(page1).sort(), ['next_page_token', 'tasks']);
+      assert.deepEqual(
+        page1.tasks.map((t) => t.id),
+        [ids[1]],
+        'page 1: the newer task',
+      );
+      assert.notEqual(page1.next_page_token, '');
+      const token = encodeURIComponent(page1.next_page_token);
+      const second = await rawHttp(url(ctx), `/tasks?${query}&page_token=${token}`, {
+        headers: goodAuth(ctx),
+      });
+      expectStatus(second, 200, 'page 2');
+      assert.deepEqual(
+        (second.json as TaskList).tasks.map((t) => t.id),
+        [ids[0]],
+        'page 2: the older task',
+      );
+      assert.equal((second.json as TaskList).next_page_token, '', 'the last page');
+      expectPointer(
+        await rawHttp(url(ctx), '/tasks?page_size=0', { headers: goodAuth(ctx) }),
+        '/page_size',
+        'page_size=0',
+      );
+    },
+  },
+  {
+    id: 'http.tasks.events',
+    title:
+      'GET /tasks/{id}/events replays the events as text/event-stream, frame id = sequence, after Last-Event-ID or ?after',
+    transports: HTTP,
+    async run(ctx) {
+      const task = createTask('stream 3');
+      const streamed = eventFrames(
+        await rawHttp(url(ctx), '/tasks/stream', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...goodAuth(ctx) },
+          body: JSON.stringify(task),
+        }),
+        'POST /tasks/stream',
+      );
+      assert.ok(
+        streamed.length >= 5,
+        `stream 3: working, 3 artifacts, the final status; got ${streamed.length}`,
+      );
+      assert.deepEqual(
+        streamed.map((f) => [f.id, f.event.sequence]),
+        streamed.map((_, i) => [String(i + 1), i + 1]),
+        'POST /tasks/stream: each frame id is its event sequence, from 1',
+      );
+      const path = `/tasks/${encodeURIComponent(task.id)}/events`;
+      const all = eventFrames(await rawHttp(url(ctx), path, { headers: goodAuth(ctx) }), 'all events');
+      assert.deepEqual(
+        all.map((f) => [f.id, f.event.type]),
+        streamed.map((f) => [f.id, f.event.type]),
+        'the replay is the stream, frame for frame',
+      );
+      const tail = all.slice(2).map((f) => f.id);
+      const header = eventFrames(
+        await rawHttp(url(ctx), path, { headers: { ...goodAuth(ctx), 'last-event-id': '2' } }),
+        'Last-Event-ID: 2',
+      );
+      assert.deepEqual(
+        header.map((f) => f.id),
+        tail,
+        'Last-Event-ID: 2 resumes after the second event',
+      );
+      const query = eventFrames(
+        await rawHttp(url(ctx), `${path}?after=2`, { headers: goodAuth(ctx) }),
+        '?after=2',
+      );
+      assert.deepEqual(
+        query.map((f) => f.id),
+        tail,
+        '?after=2 resumes after the second event',
+      );
+      expectErrorCode(
+        await rawHttp(url(ctx), `/tasks/${encodeURIComponent(newId())}/events`, { headers: goodAuth(ctx) }),
+        404,
+        'TASK_NOT_FOUND',
+        'events of an unknown id',
       );
     },
   },

@@ -1,6 +1,12 @@
 import type { ConformanceCase } from '../context.js';
 import { httpCases } from './http-cases.js';
 import { serverCases } from './server-cases.js';
+import { taskApiCases } from './task-api-cases.js';
 import { taskCases } from './task-cases.js';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...httpCases, ...taskCases, ...serverCases];
+export const ALL_CASES: readonly ConformanceCase[] = [
+  ...httpCases,
+  ...taskCases,
+  ...taskApiCases,
+  ...serverCases,
+];
