@@ -34,6 +34,11 @@ export interface CallContext {
   /** Request headers (lowercase names). Credentials are in here: never log them. */
   headers: Readonly<Record<string, string>>;
   transport: TransportKind;
+  /**
+   * The store the server records this task in (its snapshots and numbered events), when it does. A
+   * handler that would save the same snapshots to the same store can leave them to the server.
+   */
+  taskStore?: object;
 }
 
 export interface ListTasksQuery {

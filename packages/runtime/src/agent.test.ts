@@ -301,6 +301,25 @@ describe('Agent', () => {
     expect(events.at(-1)).toMatchObject({ state: 'completed' });
   });
 
+  it('leaves snapshots to a server that records the task in its own store, and still saves the report', async () => {
+    const store = new InMemoryRunStore();
+    const other = new InMemoryRunStore();
+    const agent = new Agent({ card: { name: 'served' }, runStore: store, execute: async () => undefined });
+    const ctx = (taskStore: object) => ({
+      transport: 'http' as const,
+      signal: new AbortController().signal,
+      headers: {},
+      taskStore,
+    });
+    const served = await agent.runTask(createTask('x'), ctx(store));
+    expect(await store.getTaskRecord(served.id)).toBeNull();
+    const runId = (served.metadata.run_context as JsonObject).run_id as string;
+    expect((await store.getRunReport(runId))?.runId).toBe(runId);
+    // A server recording elsewhere does not relieve the agent of its own store.
+    const elsewhere = await agent.runTask(createTask('y'), ctx(other));
+    expect(await store.getTaskRecord(elsewhere.id)).toMatchObject({ state: 'completed' });
+  });
+
   it('writes snapshots and the run report to the run store', async () => {
     const store = new InMemoryRunStore();
     const agent = new Agent({

@@ -302,7 +302,7 @@ export class Agent implements TaskHandler {
    * task id that is already running.
    */
   async runTask(task: Task, ctx?: CallContext): Promise<Task> {
-    const run = this.startRun(task, null, taskOwner(ctx));
+    const run = this.startRun(task, null, ctx);
     void this.drive(run);
     return run.done;
   }
@@ -310,7 +310,7 @@ export class Agent implements TaskHandler {
   /** Runs a task and yields its events as they happen, ending with exactly one final `task.status`. */
   async *handleTaskStreaming(task: Task, ctx?: CallContext): AsyncIterable<TaskEvent> {
     const queue = new EventQueue<TaskEvent>(this.streamBufferSize);
-    const run = this.startRun(task, queue, taskOwner(ctx));
+    const run = this.startRun(task, queue, ctx);
     void this.drive(run);
     // Leaving the loop early detaches the queue (the run goes on): it is not a cancel.
     yield* queue;
@@ -499,7 +499,11 @@ export class Agent implements TaskHandler {
     }
   }
 
-  private startRun(input: Task, queue: EventQueue<TaskEvent> | null, owner: TaskOwner): TaskRun {
+  private startRun(input: Task, queue: EventQueue<TaskEvent> | null, ctx: CallContext | undefined): TaskRun {
+    const owner = taskOwner(ctx);
+    // A server that records this task in our own store saves its snapshots: saving them again here
+    // would copy and redact the task twice more per run for nothing.
+    const snapshotsByServer = this.runStore !== null && ctx?.taskStore === this.runStore;
     const task = validateTask(cloneInput(input));
     const context = RunContext.ensureTaskContext(task, { agentName: this.name });
     const budget = (this.budget ?? new RunBudget()).combine(context.budget);
@@ -513,7 +517,7 @@ export class Agent implements TaskHandler {
       ? new RunRecorder({ agentName: this.name, context: context.toDict() })
       : null;
     task.state = 'working';
-    run = new TaskRun(this.host, task, context, token, tracker, queue, recorder, owner);
+    run = new TaskRun(this.host, task, context, token, tracker, queue, recorder, owner, snapshotsByServer);
     this.registry.register(run);
     return run;
   }

@@ -122,6 +122,8 @@ export class TaskRun implements ActiveTask {
     private readonly queue: EventQueue<TaskEvent> | null,
     private readonly recorder: RunRecorder | null,
     readonly owner: TaskOwner,
+    /** The server records this task's snapshots in the same store: only the run report is ours to save. */
+    private readonly snapshotsByServer = false,
   ) {
     this.taskId = task.id;
     this.done = new Promise<Task>((resolve) => {
@@ -249,11 +251,13 @@ export class TaskRun implements ActiveTask {
     const store = this.host.runStore;
     if (!store) return;
     try {
-      await store.saveTaskSnapshot(snapshot, {
-        owner: this.owner,
-        runContext: this.context.toDict(),
-        agentName: this.host.name,
-      });
+      if (!this.snapshotsByServer) {
+        await store.saveTaskSnapshot(snapshot, {
+          owner: this.owner,
+          runContext: this.context.toDict(),
+          agentName: this.host.name,
+        });
+      }
       if (this.recorder && this.finalState !== null)
         await store.saveRunReport(this.recorder.toReport({ metadata: { task_id: this.taskId } }));
     } catch (error) {

@@ -101,6 +101,8 @@ export class ServerCall {
   readonly tenant: string;
   /** Whom the call acts for, as the task store keys what it owns. */
   readonly owner: CallOwner;
+  /** Set on the call a task runs under: the store the pipeline records it in (`CallContext.taskStore`). */
+  taskStore: object | undefined;
   private headerCopy: Record<string, string> | undefined;
 
   /**
@@ -142,6 +144,7 @@ export class ServerCall {
       },
     };
     if (this.security) ctx.security = this.security;
+    if (this.taskStore) ctx.taskStore = this.taskStore;
     return ctx;
   }
 }
@@ -286,6 +289,7 @@ export class ServerPipeline {
     };
     const run = new ServerCall(request, call.security, this.transport, call.tenant);
     run.taskId = taskId;
+    run.taskStore = this.tasks.store;
     this.inFlight.add(run);
     return run;
   }

@@ -34,8 +34,11 @@ export class CallerScope {
       callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
     }
     if (timeoutMs !== undefined && timeoutMs > 0) {
-      const deadline = new DeadlineExceededError(`In-process call timed out after ${timeoutMs} ms`);
-      this.timer = setTimeout(() => this.abort(deadline), timeoutMs);
+      // Built when it fires: an error captures a stack, and most calls end long before their deadline.
+      this.timer = setTimeout(
+        () => this.abort(new DeadlineExceededError(`In-process call timed out after ${timeoutMs} ms`)),
+        timeoutMs,
+      );
     }
   }
 
