@@ -72,7 +72,7 @@ export type TaskFunction = (task: Task, ctx: CallContext) => Promise<Task>;
 /** One client operation, mapped to a route (or its equivalent) by every transport. */
 export interface ClientRequestSpec {
   name: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   streaming?: boolean;
 }

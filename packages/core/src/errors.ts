@@ -147,6 +147,18 @@ export const ERROR_CODES = {
     grpcStatus: 'DEADLINE_EXCEEDED',
     message: 'Deadline exceeded',
   },
+  ALREADY_EXISTS: {
+    httpStatus: 409,
+    jsonRpcCode: -32019,
+    grpcStatus: 'ALREADY_EXISTS',
+    message: 'Already exists',
+  },
+  RESOURCE_EXHAUSTED: {
+    httpStatus: 429,
+    jsonRpcCode: -32020,
+    grpcStatus: 'RESOURCE_EXHAUSTED',
+    message: 'Resource exhausted',
+  },
   UNAVAILABLE: {
     httpStatus: 503,
     jsonRpcCode: -32016,
@@ -304,6 +316,10 @@ export class ApprovalRequiredError extends coded('APPROVAL_REQUIRED') {
 }
 export class DeadlineExceededError extends coded('DEADLINE_EXCEEDED') {}
 export class UnavailableError extends coded('UNAVAILABLE') {}
+/** Something with that name exists already (a registry entry). */
+export class AlreadyExistsError extends coded('ALREADY_EXISTS') {}
+/** A bounded resource is full (a registry at `maxEntries`). */
+export class ResourceExhaustedError extends coded('RESOURCE_EXHAUSTED') {}
 export class InternalError extends coded('INTERNAL') {}
 
 const CLASSES: Record<ErrorCode, AgentErrorClass> = {
@@ -327,6 +343,8 @@ const CLASSES: Record<ErrorCode, AgentErrorClass> = {
   APPROVAL_REQUIRED: ApprovalRequiredError,
   DEADLINE_EXCEEDED: DeadlineExceededError,
   UNAVAILABLE: UnavailableError,
+  ALREADY_EXISTS: AlreadyExistsError,
+  RESOURCE_EXHAUSTED: ResourceExhaustedError,
   INTERNAL: InternalError,
 };
 

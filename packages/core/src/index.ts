@@ -78,6 +78,8 @@ export {
   TaskNotFoundError,
   TaskNotCancelableError,
   TaskAlreadyRunningError,
+  AlreadyExistsError,
+  ResourceExhaustedError,
   TaskCanceledError,
   PayloadTooLargeError,
   BudgetExceededError,
