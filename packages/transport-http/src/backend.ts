@@ -10,12 +10,14 @@ import type { ServerState } from '@agent/server';
 import type { RequestScope } from '@agent/server/node';
 
 export interface HttpEndpoint {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /**
    * Absolute path, the transport URL's path included; matched with or without trailing slashes. A
-   * `{id}` segment (`/tasks/{id}`, `/tasks/{id}/events`) matches one non-empty path segment, and a
-   * fixed path wins over it (`GET /tasks/cancel` is `/tasks/{id}`, since `/tasks/cancel` is POST
-   * only). The endpoint reads the id from the request URL itself, so a backend only has to route.
+   * `{name}` segment (`/tasks/{id}`, `/tasks/{id}/events`, `/registry/agents/{name}`) matches one
+   * non-empty path segment, and a more specific path wins over it, method by method: a fixed path
+   * first (`GET /tasks/cancel` is `/tasks/{id}`, since `/tasks/cancel` is POST only), then the path
+   * whose first parameter comes later. The endpoint reads its parameters from the request URL
+   * itself, so a backend only has to route. HEAD is served by the GET endpoint.
    */
   readonly path: string;
   /**

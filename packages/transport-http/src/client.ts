@@ -9,8 +9,6 @@ import {
   PayloadTooLargeError,
   TaskCanceledError,
   UnavailableError,
-  ValidationError,
-  ValueError,
   errorClassFor,
   errorCodeForHttpStatus,
   isFinalEvent,
@@ -18,8 +16,9 @@ import {
   type TaskEvent,
   type TlsOptions,
 } from '@agent/core';
-import { httpEndpointUrl, isRecord } from '@agent/core/internal';
+import { isRecord } from '@agent/core/internal';
 import { SSE_CONTENT_TYPE } from '@agent/server/node';
+import { callTarget } from './call-target.js';
 import { EventDecoder } from './codec.js';
 
 /** An AgentError rebuilt from an HTTP error response; `status` is the HTTP status received. */
@@ -69,11 +68,11 @@ export class HttpClient {
     params?: Record<string, string>,
     options: RequestOptions = {},
   ): Promise<TResult> {
-    const url = callUrl(spec, baseUrl, data, params);
+    const { url, body } = callTarget(spec, baseUrl, data, params);
     const call = new CallSignal(options.timeoutMs ?? this.options.timeoutMs, options.signal);
     let response: AxiosResponse<string>;
     try {
-      response = await this.client().request<string>(await this.config(spec, url, data, call));
+      response = await this.client().request<string>(await this.config(spec, url, body, call));
     } catch (error) {
       throw this.failure(error, url, call);
     } finally {
@@ -99,12 +98,13 @@ export class HttpClient {
     data: unknown,
     options: StreamOptions = {},
   ): AsyncGenerator<TaskEvent> {
-    const url = callUrl(spec, baseUrl, data);
+    const target = callTarget(spec, baseUrl, data);
+    const url = target.url;
     const call = new CallSignal(options.timeoutMs ?? this.options.timeoutMs, options.signal);
     const subscription = options.after !== undefined;
     let body: Readable;
     try {
-      const config = await this.config(spec, url, data, call);
+      const config = await this.config(spec, url, target.body, call);
       config.responseType = 'stream';
       config.headers = { ...config.headers, accept: SSE_CONTENT_TYPE };
       if (subscription && options.after !== 0) config.headers['last-event-id'] = String(options.after);
@@ -161,17 +161,18 @@ export class HttpClient {
     this.instance = undefined;
   }
 
+  /** `body`: what {@link callTarget} made of the call's data (undefined for GET and DELETE). */
   private async config(
     spec: ClientRequestSpec,
     url: string,
-    data: unknown,
+    body: unknown,
     call: CallSignal,
   ): Promise<AxiosRequestConfig> {
     const headers = await this.options.headers();
     return {
       method: spec.method,
       url,
-      data: spec.method === 'POST' ? (data ?? {}) : undefined,
+      data: body,
       headers: { accept: 'application/json', ...headers },
       signal: call.signal,
     };
@@ -251,57 +252,6 @@ export class HttpClient {
     });
     return this.instance;
   }
-}
-
-/** The placeholder of the task id in an operation's path (`/tasks/{id}`). */
-const ID_PARAMETER = '{id}';
-
-/**
- * The URL of one call below `baseUrl`, with `params` as its query. A POST sends `data` as its body;
- * a GET carries it in the URL: `task_id` (or its alias `id`) fills the `{id}` segment,
- * percent-encoded so that any id (a `/` too) stays one segment, and every other field with a value
- * becomes a query parameter (strings as they are, anything else as JSON: `5`, `true`).
- */
-function callUrl(
-  spec: ClientRequestSpec,
-  baseUrl: string,
-  data: unknown,
-  params?: Record<string, string>,
-): string {
-  if (spec.method !== 'GET') return httpEndpointUrl('HTTPTransport', baseUrl, spec.path, params).href;
-  const fields: Record<string, unknown> = isRecord(data) ? { ...data } : {};
-  let path = spec.path;
-  if (path.includes(ID_PARAMETER)) {
-    const id = fields.task_id ?? fields.id;
-    delete fields.task_id;
-    delete fields.id;
-    path = path.replace(ID_PARAMETER, encodeURIComponent(taskIdOf(spec, id)));
-  }
-  const query: Record<string, string> = { ...params };
-  for (const [name, value] of Object.entries(fields)) {
-    if (value === undefined || value === null) continue;
-    query[name] = typeof value === 'string' ? value : JSON.stringify(value);
-  }
-  return httpEndpointUrl('HTTPTransport', baseUrl, path, query).href;
-}
-
-/**
- * The task id a path segment can carry. A missing one is refused as the server refuses it on the
- * wires with a body; `.` and `..` are refused because every URL parser (axios's included) resolves
- * them as dot segments, so the request would reach another route.
- */
-function taskIdOf(spec: ClientRequestSpec, id: unknown): string {
-  if (typeof id !== 'string' || id === '') {
-    throw new ValidationError(`Invalid ${spec.name} request: /task_id is required`, {
-      data: { errors: [{ pointer: '/task_id', message: 'is required' }] },
-    });
-  }
-  if (id === '.' || id === '..') {
-    throw new ValueError(
-      `HTTPTransport cannot address task id "${id}": a URL path resolves it as a dot segment`,
-    );
-  }
-  return id;
 }
 
 /** The caller's signal and the call's deadline (0 = none) as one signal, with a deadline that can end. */

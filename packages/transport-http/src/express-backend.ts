@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { CLIENT_GONE, NodeHost, RequestScope } from '@agent/server/node';
 import type { BackendOptions, HttpBackend, HttpEndpoint } from './backend.js';
-import { HttpRoutes, serveRoute } from './server-adapter.js';
+import { EndpointRouter, serveRoute } from './router.js';
 
 export interface ExpressBackendOptions extends BackendOptions {
   /**
@@ -17,7 +17,7 @@ type ScopedRequest = IncomingMessage & { [SCOPE]?: RequestScope };
 
 /** The routes an app serves now. Express cannot remove a middleware, so a restart swaps the table. */
 interface Mounted {
-  routes: HttpRoutes;
+  routes: EndpointRouter;
   maxBodyBytes: number;
 }
 const MOUNTED = new WeakMap<Express, Mounted>();
@@ -47,7 +47,7 @@ export class ExpressBackend implements HttpBackend {
   }
 
   setupRoutes(endpoints: readonly HttpEndpoint[]): void {
-    const routes = new HttpRoutes(endpoints);
+    const routes = new EndpointRouter(endpoints);
     const mounted = MOUNTED.get(this.app);
     if (mounted) {
       mounted.routes = routes;

@@ -21,6 +21,8 @@ import {
   type BackendName,
   type HTTPTransportOptions,
 } from './options.js';
+import { extraEndpoints, routesOption } from './extra-routes.js';
+import type { HttpRouteContext, HttpRoutes } from './json-endpoint.js';
 import { buildEndpoints } from './server-adapter.js';
 
 const BACKENDS: Record<BackendName, BackendFactory> = {
@@ -40,14 +42,16 @@ const DEFINITION: TransportDefinition = {
  * HTTP/HTTPS transport. Server side: serves a bound TaskHandler on `POST /tasks/`,
  * `POST /tasks/cancel`, `POST /tasks/stream`, `GET /tasks`, `GET /tasks/{id}`,
  * `GET /tasks/{id}/events`, `GET /.well-known/agent.json`, `/healthz` and `/readyz` through a
- * pluggable backend, every route a call of the server pipeline. Client side: `send()`, `subscribe()`
- * and `subscribeTask()` over axios with lazy authentication.
+ * pluggable backend, every route a call of the server pipeline, and beside them the endpoints of the
+ * `routes` option (built with `jsonEndpoint`). Client side: `send()` (GET, POST, PUT, DELETE),
+ * `subscribe()` and `subscribeTask()` over axios with lazy authentication.
  */
 export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
   readonly maxResponseBytes: number;
   private readonly backendFactory: BackendFactory;
   private readonly backendName: BackendName | undefined;
   private readonly client: HttpClient;
+  private readonly routes: readonly HttpRoutes[];
 
   constructor(options: HTTPTransportOptions) {
     super(DEFINITION, options);
@@ -65,6 +69,7 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
     } else {
       throw new ValueError(`Unknown HTTP backend "${String(backend)}" (expected node, express or a factory)`);
     }
+    this.routes = routesOption(options.routes);
     this.client = new HttpClient({
       timeoutMs: this.timeoutMs,
       maxResponseBytes: this.maxResponseBytes,
@@ -127,8 +132,12 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
       state: () => pipeline.state,
     };
     if (tls) options.tls = tls;
+    const taskEndpoints = buildEndpoints(pipeline, basePath, this.maxBodyBytes);
+    const context: HttpRouteContext = { pipeline, basePath, maxBodyBytes: this.maxBodyBytes };
+    // Checked before the backend exists: a conflict fails start() with nothing to clean up.
+    const extra = extraEndpoints(this.routes, context, taskEndpoints);
     const backend = this.backendFactory(options);
-    backend.setupRoutes(buildEndpoints(pipeline, basePath, this.maxBodyBytes));
+    backend.setupRoutes([...taskEndpoints, ...extra]);
     const port = await backend.start(this.address.host, this.address.port);
     return { port, close: () => backend.stop() };
   }

@@ -2,6 +2,14 @@
 export { HTTPTransport } from './http-transport.js';
 export { DEFAULT_MAX_RESPONSE_BYTES, type BackendName, type HTTPTransportOptions } from './options.js';
 export type { BackendFactory, BackendOptions, HttpBackend, HttpEndpoint } from './backend.js';
+export {
+  jsonEndpoint,
+  type HttpRouteContext,
+  type HttpRoutes,
+  type JsonEndpointAnswer,
+  type JsonEndpointInput,
+  type JsonEndpointSpec,
+} from './json-endpoint.js';
 export { NodeBackend } from './node-backend.js';
 export { ExpressBackend, type ExpressBackendOptions } from './express-backend.js';
 export type { HttpResponseError } from './client.js';

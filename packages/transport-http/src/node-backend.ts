@@ -1,14 +1,14 @@
 import { NodeHost } from '@agent/server/node';
 import type { BackendOptions, HttpBackend, HttpEndpoint } from './backend.js';
-import { HttpRoutes, serveRoute } from './server-adapter.js';
+import { EndpointRouter, serveRoute } from './router.js';
 
 /**
  * The default backend: the route table straight on `NodeHost` (node:http/node:https). Per request it
- * does one map lookup (and for a task id path two prefix checks after it), at most one body read and
- * one `JSON.stringify`; no middleware chain.
+ * does one map lookup (and for a path with `{name}` segments one segment comparison per such path
+ * after it), at most one body read and one `JSON.stringify`; no middleware chain.
  */
 export class NodeBackend implements HttpBackend {
-  private routes = new HttpRoutes([]);
+  private routes = new EndpointRouter([]);
   private readonly host: NodeHost;
 
   constructor(options: BackendOptions) {
@@ -22,7 +22,7 @@ export class NodeBackend implements HttpBackend {
   }
 
   setupRoutes(endpoints: readonly HttpEndpoint[]): void {
-    this.routes = new HttpRoutes(endpoints);
+    this.routes = new EndpointRouter(endpoints);
   }
 
   start(host: string, port: number): Promise<number> {

@@ -1,5 +1,6 @@
 import type { TransportOptions } from '@agent/server';
 import type { BackendFactory } from './backend.js';
+import type { HttpRoutes } from './json-endpoint.js';
 
 /** Built-in backends: `node` (a router on node:http, the fast default) and `express` (express 5). */
 export type BackendName = 'node' | 'express';
@@ -10,9 +11,14 @@ export interface HTTPTransportOptions extends TransportOptions {
   backend?: BackendName | BackendFactory;
   /** Client side: responses (success, error or one stream event) above this many bytes are refused with PAYLOAD_TOO_LARGE. Default 4 MiB. */
   maxResponseBytes?: number;
+  /**
+   * Server side: extra endpoints served beside the task routes on the same pipeline (authenticator,
+   * tenant, error policy), such as a `Registry`'s. Asked for their endpoints at every `start()`.
+   */
+  routes?: readonly HttpRoutes[];
 }
 
 /** The option names HTTPTransport accepts beyond the shared ones. */
-export const HTTP_OPTION_NAMES = ['backend', 'maxResponseBytes'] as const;
+export const HTTP_OPTION_NAMES = ['backend', 'maxResponseBytes', 'routes'] as const;
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
