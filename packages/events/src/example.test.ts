@@ -38,3 +38,19 @@ describe('examples/task-store.js', () => {
     ]);
   });
 });
+
+describe('examples/registry-store.js', () => {
+  it('runs and prints what the README shows', async () => {
+    const packageDir = join(__dirname, '..');
+    const { stdout } = await run(process.execPath, [join(packageDir, 'examples', 'registry-store.js')], {
+      cwd: packageDir,
+    });
+    expect(stdout.trim().split('\n')).toEqual([
+      'registered: writer until 2026-01-01T00:00:30.000Z',
+      'again: exists',
+      "bob renews alice's entry: null",
+      'text agents: reader, writer',
+      'live: writer',
+    ]);
+  });
+});

@@ -104,6 +104,23 @@ export {
   SQLITE_SCHEMA_VERSION,
   type SqliteRunStoreOptions,
 } from './store/sqlite-run-store.js';
+export {
+  type RegistryStore,
+  type RegistryEntry,
+  type RegistrationResult,
+  type RegistryEntryQuery,
+  type RegistryPage,
+  type CreateEntryOptions,
+} from './registry/registry-store.js';
+export {
+  InMemoryRegistryStore,
+  type InMemoryRegistryStoreOptions,
+} from './registry/in-memory-registry-store.js';
+export {
+  SqliteRegistryStore,
+  REGISTRY_SCHEMA_VERSION,
+  type SqliteRegistryStoreOptions,
+} from './registry/sqlite-registry-store.js';
 export { RunReplay } from './run-replay.js';
 export {
   assertRunEvents,

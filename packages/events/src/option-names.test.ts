@@ -8,12 +8,14 @@ import {
   RunEvent,
   FanOutEventSink,
   InMemoryEventSink,
+  InMemoryRegistryStore,
   InMemoryRunStore,
   JsonlEventSink,
   LocalTraceTelemetry,
   OpenTelemetryBridge,
   RedactionPolicy,
   RunRecorder,
+  SqliteRegistryStore,
   SqliteRunStore,
   StreamingEventSink,
 } from './index.js';
@@ -35,6 +37,12 @@ const cases: [string, () => unknown, string][] = [
     'SqliteRunStore',
     () => new SqliteRunStore({ path: ':memory:', timeoutMs: 5 } as never),
     'busyTimeoutMs, now, path, readonly, redactionPolicy, taskRetentionMs',
+  ],
+  ['InMemoryRegistryStore', () => new InMemoryRegistryStore({ clock: Date.now } as never), 'now'],
+  [
+    'SqliteRegistryStore',
+    () => new SqliteRegistryStore({ path: ':memory:', readonly: true } as never),
+    'busyTimeoutMs, now, path',
   ],
   ['InMemoryEventSink', () => new InMemoryEventSink({ max: 5 } as never), 'maxEvents'],
   ['FanOutEventSink', () => new FanOutEventSink([], { onErr: () => {} } as never), 'maxErrors, onError'],
@@ -122,7 +130,15 @@ describe('unknown option names are a ValueError naming the accepted ones', () =>
         readonly: false,
         redactionPolicy: null,
       });
-      expect([sink, store, new RunRecorder({ agentName: 'a', context: null })]).toHaveLength(3);
+      const registry = new SqliteRegistryStore({ path: ':memory:', busyTimeoutMs: 10, now: Date.now });
+      expect([
+        sink,
+        store,
+        registry,
+        new InMemoryRegistryStore({ now: Date.now }),
+        new RunRecorder({ agentName: 'a', context: null }),
+      ]).toHaveLength(5);
+      registry.close();
       store.close();
       sink.close();
     } finally {

@@ -2,7 +2,6 @@
  * Turning tasks and reports into store rows, and checking store arguments: one implementation
  * that every RunStore uses, so the backends cannot drift apart.
  */
-import { createHash } from 'node:crypto';
 import {
   parseIsoTimestamp,
   TERMINAL_TASK_STATES,
@@ -15,6 +14,7 @@ import { checkOptionNames, isRecord, numberOption, optionNames } from '@agent/co
 import { type RedactionPolicy } from '../redaction.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask } from '../run-context.js';
 import type { RunReport } from '../run-report.js';
+import { decodePageToken, encodePageToken, queryFingerprint } from './page-token.js';
 import {
   DEFAULT_OWNER,
   type RunReportQuery,
@@ -154,7 +154,7 @@ export function checkId(value: unknown, name: string): string {
   return value;
 }
 
-function optionalFilter(query: Record<string, unknown>, key: string): string | undefined {
+export function optionalFilter(query: Record<string, unknown>, key: string): string | undefined {
   const value = query[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string')
@@ -162,7 +162,7 @@ function optionalFilter(query: Record<string, unknown>, key: string): string | u
   return value;
 }
 
-function limitOf(value: unknown, field = 'limit', max = MAX_LIST_LIMIT): number | undefined {
+export function limitOf(value: unknown, field = 'limit', max = MAX_LIST_LIMIT): number | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
     throw new ValueError(`${field} must be an integer from 1 to ${max}, got ${JSON.stringify(value)}`, {
@@ -218,7 +218,7 @@ export function reportQueryOf(query: RunReportQuery | undefined): NormalizedRepo
   });
 }
 
-function strip<T extends object>(value: T): T {
+export function strip<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
@@ -249,25 +249,11 @@ export interface NormalizedPageQuery {
  * another owner or with other filters no longer matches.
  */
 function fingerprint(q: Omit<NormalizedPageQuery, 'page_size' | 'after'>): string {
-  const key = JSON.stringify([q.owner.tenant, q.owner.principal_id, q.session_id ?? null, q.state ?? null]);
-  return createHash('sha256').update(key).digest('base64url').slice(0, 22);
-}
-
-function badToken(): ValueError {
-  return new ValueError('pageToken is not a token of this query', { data: { field: 'pageToken' } });
+  return queryFingerprint([q.owner.tenant, q.owner.principal_id, q.session_id ?? null, q.state ?? null]);
 }
 
 function cursorOf(token: string, expected: string): PageCursor {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    throw badToken();
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 4 || parsed[0] !== 1 || parsed[1] !== expected)
-    throw badToken();
-  const [, , updatedAt, taskId] = parsed as unknown[];
-  if (typeof updatedAt !== 'string' || typeof taskId !== 'string' || taskId === '') throw badToken();
+  const [updatedAt, taskId] = decodePageToken(token, expected, 2) as [string, string];
   return { updated_at: updatedAt, task_id: taskId };
 }
 
@@ -290,8 +276,7 @@ export function pageQueryOf(query: TaskPageQuery | undefined): NormalizedPageQue
 
 /** The opaque token of the page after `last` (base64url JSON). */
 export function pageTokenOf(query: NormalizedPageQuery, last: TaskRecord): string {
-  const body = JSON.stringify([1, fingerprint(query), last.updated_at, last.task_id]);
-  return Buffer.from(body, 'utf8').toString('base64url');
+  return encodePageToken(fingerprint(query), [last.updated_at, last.task_id]);
 }
 
 /** True when `record` sorts after the cursor (newest `updated_at` first, then `task_id`). */

@@ -3,16 +3,8 @@
  * so readers in other processes see committed writes while one process writes.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import {
-  AgentError,
-  TaskNotFoundError,
-  UnavailableError,
-  ValueError,
-  type Task,
-  type TaskEvent,
-} from '@agent/core';
-import { checkOptionNames, optionNames } from '@agent/core/internal';
-import { requireOptionalPeer } from '../optional-peer.js';
+import { TaskNotFoundError, UnavailableError, ValueError, type Task, type TaskEvent } from '@agent/core';
+import { optionNames } from '@agent/core/internal';
 import { RedactionPolicy } from '../redaction.js';
 import { RunReport } from '../run-report.js';
 import type { RunStoreOptions } from './in-memory-run-store.js';
@@ -44,6 +36,7 @@ import type {
   TaskRecord,
   TaskRecordQuery,
 } from './run-store.js';
+import { checkSqliteOptions, openSqlite, sqliteError, useWriteAheadLog } from './sqlite-support.js';
 
 /** Bumped with every schema change; a file written by a newer version is refused. */
 export const SQLITE_SCHEMA_VERSION = 2;
@@ -152,7 +145,6 @@ interface TaskRow {
   task: string;
 }
 
-type DatabaseConstructor = new (path: string, options?: BetterSqlite3.Options) => BetterSqlite3.Database;
 type Param = string | number;
 
 function parseTaskRow(row: TaskRow): TaskRecord {
@@ -186,19 +178,6 @@ const DELETE_EVENTS_OF = (condition: string) => `
   DELETE FROM task_events WHERE (tenant, principal_id, task_id) IN
     (SELECT tenant, principal_id, task_id FROM task_records WHERE ${condition})`;
 
-/**
- * SQLite failures (a locked or read-only file, a missing table in a read-only open, a full disk)
- * become typed errors; our own errors pass through.
- */
-function sqliteError(error: unknown, context: string): AgentError {
-  if (error instanceof AgentError) return error;
-  const code = (error as { code?: unknown }).code;
-  return new UnavailableError(`${context}: ${(error as Error).message}`, {
-    cause: error,
-    data: typeof code === 'string' ? { sqlite_code: code } : undefined,
-  });
-}
-
 /** Opens synchronously, by design; every method is still async so backends stay swappable. */
 export class SqliteRunStore implements RunStore {
   readonly path: string;
@@ -220,35 +199,18 @@ export class SqliteRunStore implements RunStore {
    * `readonly` open meets an older schema; ValueError for a bad option or a file with a newer schema.
    */
   constructor(options: SqliteRunStoreOptions) {
-    if (!options || typeof options.path !== 'string' || options.path === '') {
-      throw new ValueError('SqliteRunStore needs a `path` (a file path or ":memory:")', {
-        data: { field: 'path' },
-      });
-    }
-    checkOptionNames('SqliteRunStore', options, OPTION_NAMES);
-    const busy = options.busyTimeoutMs ?? 5000;
-    if (!Number.isInteger(busy) || busy < 0)
-      throw new ValueError('busyTimeoutMs must be a non-negative integer', {
-        data: { field: 'busyTimeoutMs' },
-      });
+    const busyTimeoutMs = checkSqliteOptions('SqliteRunStore', options, OPTION_NAMES);
     this.#retentionMs = retentionOf(options.taskRetentionMs, Infinity);
     this.#now = clockOf(options.now, 'SqliteRunStore');
-    const Database = requireOptionalPeer<DatabaseConstructor>('better-sqlite3', 'SqliteRunStore', '^12');
     this.path = options.path;
     this.#policy =
       options.redactionPolicy === undefined ? RedactionPolicy.default() : options.redactionPolicy;
-    try {
-      this.#db = new Database(options.path, {
-        readonly: options.readonly === true,
-        timeout: busy,
-        fileMustExist: options.readonly === true,
-      });
-    } catch (error) {
-      throw new UnavailableError(`SqliteRunStore cannot open ${options.path}: ${(error as Error).message}`, {
-        cause: error,
-        data: { path: options.path },
-      });
-    }
+    this.#db = openSqlite({
+      feature: 'SqliteRunStore',
+      path: options.path,
+      busyTimeoutMs,
+      readonly: options.readonly === true,
+    });
     try {
       this.#migrate(options.readonly === true);
       this.#upsertTask = this.#db.prepare(`
@@ -291,9 +253,7 @@ export class SqliteRunStore implements RunStore {
         );
       return;
     }
-    // WAL lets other processes read while this one writes; NORMAL sync is durable across app crashes.
-    this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma('synchronous = NORMAL');
+    useWriteAheadLog(this.#db);
     if (version === SQLITE_SCHEMA_VERSION) return;
     // IMMEDIATE takes the write lock before reading the version again, so of two processes opening
     // the same new file, the second waits and then finds the schema in place.

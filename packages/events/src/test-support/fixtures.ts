@@ -127,3 +127,17 @@ export function completedRun(taskId = 'task-1', context = runContext()): RunScri
   ];
   return { task, context, events };
 }
+
+/** A clock the test moves by hand, so ties and expiry are exact rather than timed. */
+export function manualClock(start = Date.parse('2026-03-01T00:00:00.000Z')): {
+  now: () => number;
+  set(ms: number): void;
+} {
+  let current = start;
+  return {
+    now: () => current,
+    set(ms: number) {
+      current = ms;
+    },
+  };
+}

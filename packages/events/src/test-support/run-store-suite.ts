@@ -12,7 +12,7 @@ import { RunRecorder } from '../run-recorder.js';
 import type { RunReport } from '../run-report.js';
 import type { RunStoreOptions } from '../store/in-memory-run-store.js';
 import { DEFAULT_OWNER, type RunStore, type TaskOwner, type TaskRecord } from '../store/run-store.js';
-import { completedRun, runContext } from './fixtures.js';
+import { completedRun, manualClock, runContext } from './fixtures.js';
 
 export interface StoreHarness {
   /** A new, empty store with the options every backend shares. */
@@ -31,20 +31,6 @@ function statusEvent(taskId: string, state: Task['state'] = 'working', extra: ob
     final: false,
     timestamp: '2026-03-01T00:00:00.000Z',
     ...extra,
-  };
-}
-
-/** A clock the test moves by hand, so ties and expiry are exact rather than timed. */
-function manualClock(start = Date.parse('2026-03-01T00:00:00.000Z')): {
-  now: () => number;
-  set(ms: number): void;
-} {
-  let current = start;
-  return {
-    now: () => current,
-    set(ms: number) {
-      current = ms;
-    },
   };
 }
 

@@ -1,0 +1,90 @@
+/**
+ * What every SQLite-backed store shares: loading better-sqlite3 (an optional peer), opening a file
+ * with typed errors, the write-ahead log, and turning SQLite failures into AgentErrors.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+import { AgentError, UnavailableError, ValueError } from '@agent/core';
+import { checkOptionNames } from '@agent/core/internal';
+import { requireOptionalPeer } from '../optional-peer.js';
+
+type DatabaseConstructor = new (path: string, options?: BetterSqlite3.Options) => BetterSqlite3.Database;
+
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+export interface OpenSqliteOptions {
+  /** Names the store in error messages, e.g. `SqliteRunStore`. */
+  feature: string;
+  path: string;
+  busyTimeoutMs?: number;
+  readonly?: boolean;
+}
+
+/**
+ * Checks a SQLite store's options before anything is loaded: `path`, the option names (`accepted`),
+ * `busyTimeoutMs`. Returns the busy timeout to use.
+ * @throws ValueError for a missing path, an unknown option name or a bad busy timeout.
+ */
+export function checkSqliteOptions(
+  feature: string,
+  options: { path?: unknown; busyTimeoutMs?: unknown } | undefined,
+  accepted: readonly string[],
+): number {
+  if (!options || typeof options.path !== 'string' || options.path === '') {
+    throw new ValueError(`${feature} needs a \`path\` (a file path or ":memory:")`, {
+      data: { field: 'path' },
+    });
+  }
+  checkOptionNames(feature, options, accepted);
+  const busy = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  if (typeof busy !== 'number' || !Number.isInteger(busy) || busy < 0)
+    throw new ValueError('busyTimeoutMs must be a non-negative integer', {
+      data: { field: 'busyTimeoutMs' },
+    });
+  return busy;
+}
+
+/**
+ * Opens the database file (a `readonly` open needs an existing file).
+ * @throws UnavailableError when better-sqlite3 is not installed or the file cannot be opened.
+ */
+export function openSqlite(options: OpenSqliteOptions): BetterSqlite3.Database {
+  const Database = requireOptionalPeer<DatabaseConstructor>('better-sqlite3', options.feature, '^12');
+  try {
+    return new Database(options.path, {
+      readonly: options.readonly === true,
+      timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
+      fileMustExist: options.readonly === true,
+    });
+  } catch (error) {
+    throw new UnavailableError(
+      `${options.feature} cannot open ${options.path}: ${(error as Error).message}`,
+      {
+        cause: error,
+        data: { path: options.path },
+      },
+    );
+  }
+}
+
+/**
+ * WAL lets other processes (and other stores on the same file) read while one writes; NORMAL sync
+ * is durable across application crashes. The journal mode is a property of the file, so every
+ * store opening it agrees.
+ */
+export function useWriteAheadLog(db: BetterSqlite3.Database): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+}
+
+/**
+ * SQLite failures (a locked or read-only file, a missing table in a read-only open, a full disk)
+ * become typed errors; our own errors pass through.
+ */
+export function sqliteError(error: unknown, context: string): AgentError {
+  if (error instanceof AgentError) return error;
+  const code = (error as { code?: unknown }).code;
+  return new UnavailableError(`${context}: ${(error as Error).message}`, {
+    cause: error,
+    data: typeof code === 'string' ? { sqlite_code: code } : undefined,
+  });
+}
