@@ -37,6 +37,13 @@ import { CapabilityPolicy, type Policy } from './capability-policy.js';
 import { EventQueue } from './event-queue.js';
 import type { LLM } from './llm/types.js';
 import { isTransportName, loadTransport, TRANSPORT_NAMES, type TransportName } from './load-transport.js';
+import {
+  joinRegistry,
+  loadRegistry,
+  registryOption,
+  type AgentRegistryOptions,
+  type RegistrySeat,
+} from './join-registry.js';
 import { RunAction } from './run-action.js';
 import { RunBudget, type RunBudgetInit } from './run-budget.js';
 import { RunContext } from './run-context.js';
@@ -89,7 +96,16 @@ export interface AgentOptions {
   streamBufferSize?: number;
   /** How long a finished task answers cancel with TaskNotCancelable (ms). Default 600000. */
   finishedTaskRetentionMs?: number;
-  /** Called when a sink, recorder, run store or child cancel fails; those never change a run's outcome. */
+  /**
+   * A registry to register the card with on `start()` (needs `@agent/registry` installed in the
+   * program's project): heartbeats while the agent runs, registers again after the registry lost
+   * the entry, deregisters on `stop()`.
+   */
+  registry?: AgentRegistryOptions;
+  /**
+   * Called when a sink, recorder, run store, child cancel or the registry membership (`where` =
+   * `'registry'`) fails; those never change a run's outcome.
+   */
   onObserverError?: (error: unknown, where: string) => void;
   /**
    * Receives one line per unexpected failure of user logic (`err`, `error_id`, `task_id`); the failed
@@ -118,6 +134,7 @@ const OPTION_NAMES = optionNames<AgentOptions>({
   maxSteps: true,
   streamBufferSize: true,
   finishedTaskRetentionMs: true,
+  registry: true,
   onObserverError: true,
   logger: true,
 });
@@ -163,6 +180,9 @@ export class Agent implements TaskHandler {
   private readonly logger: Logger;
   private baseCard: AgentCard;
   private readonly childCancels = new Set<Promise<void>>();
+  private readonly registryOptions: AgentRegistryOptions | null;
+  /** The registry membership while the agent runs. */
+  private registrySeat: RegistrySeat | null = null;
 
   constructor(options: AgentOptions) {
     if (
@@ -201,6 +221,7 @@ export class Agent implements TaskHandler {
       integer: true,
     });
     this.onObserverError = options.onObserverError ?? null;
+    this.registryOptions = registryOption(options.registry);
     this.logger = options.logger ?? getDefaultLogger();
     this.registry = new TaskRegistry({ retentionMs: options.finishedTaskRetentionMs });
     if (typeof this.warningRatio !== 'number' || !(this.warningRatio >= 0 && this.warningRatio <= 1)) {
@@ -262,20 +283,61 @@ export class Agent implements TaskHandler {
   /**
    * Starts the transport, when one is set. The card's `url` then follows the address the transport
    * really serves (a port 0 becomes the port listened on) unless the card names another address,
-   * e.g. a public one in front of a proxy.
+   * e.g. a public one in front of a proxy. With `registry`, then registers that card: a refused or
+   * failed first registration stops the transport again and rejects with the registry's error.
    */
   async start(): Promise<void> {
+    // Loaded before anything listens, so a missing package leaves nothing to undo.
+    const registry = this.registryOptions ? loadRegistry() : null;
     const transport = this.transport;
-    if (!transport) return;
-    const configured = addressOf(transport);
-    await transport.start();
-    const actual = addressOf(transport);
-    if (actual !== undefined && (this.baseCard.url === '' || this.baseCard.url === configured))
-      this.baseCard = { ...this.baseCard, url: actual };
+    if (transport) {
+      const configured = addressOf(transport);
+      await transport.start();
+      const actual = addressOf(transport);
+      if (actual !== undefined && (this.baseCard.url === '' || this.baseCard.url === configured))
+        this.baseCard = { ...this.baseCard, url: actual };
+    }
+    if (!registry || !this.registryOptions || this.registrySeat) return;
+    let seat: RegistrySeat | null = null;
+    try {
+      if (this.baseCard.url === '')
+        throw new ValueError(
+          'registry needs an address to advertise: give the agent a transport or a card.url',
+        );
+      seat = joinRegistry(
+        registry,
+        this.registryOptions,
+        () => this.getAgentCard(),
+        (error) => this.reportObserverError(error, 'registry'),
+      );
+      // Held before the registration settles: a stop() meanwhile leaves it (and this start rejects).
+      this.registrySeat = seat;
+      await seat.joined;
+    } catch (error) {
+      if (seat) {
+        if (this.registrySeat === seat) this.registrySeat = null;
+        await seat.leave().catch((leaveError: unknown) => this.reportObserverError(leaveError, 'registry'));
+      }
+      await transport?.stop();
+      throw error;
+    }
   }
 
-  /** Cancels running tasks (reason `agent stopping`), waits for them, then stops the transport. Idempotent. */
+  /**
+   * Deregisters from the registry (when `registry` is set), cancels running tasks (reason `agent
+   * stopping`), waits for them, then stops the transport. Idempotent.
+   */
   async stop(): Promise<void> {
+    // Leave the registry first: nobody should discover an agent that is going away.
+    const seat = this.registrySeat;
+    this.registrySeat = null;
+    if (seat) {
+      try {
+        await seat.leave();
+      } catch (error) {
+        this.reportObserverError(error, 'registry');
+      }
+    }
     const running = this.registry.entries;
     for (const entry of running) if (entry.finalState === null) entry.token.cancel('agent stopping');
     await Promise.all(running.map((entry) => entry.done));
@@ -490,7 +552,7 @@ export class Agent implements TaskHandler {
     await run.addMessage(createMessage(result.content, { role: 'agent' }));
   }
 
-  /** Hands a failure of a sink, recorder, run store or child cancel to `onObserverError`. */
+  /** Hands a failure of a sink, recorder, run store, child cancel or the registry to `onObserverError`. */
   private reportObserverError(error: unknown, where: string): void {
     try {
       this.onObserverError?.(error, where);
