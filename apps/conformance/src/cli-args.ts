@@ -17,6 +17,8 @@ export interface CliArgs {
   junit?: string;
   filter?: RegExp;
   timeoutMs?: number;
+  /** `--registry`: the server serves the agent registry, so its cases must run (else: asked of the server). */
+  registry?: boolean;
   /** `--help`: print the usage and run nothing. */
   help?: boolean;
 }
@@ -28,6 +30,8 @@ options: --api-key KEY | --bearer JWT | --basic USER:PASS   credentials the serv
                             a second principal's credential, of the same kind: checks that it
                             cannot reach the first one's tasks
          --http-url URL     raw HTTP base for the wire cases (--transport http), when not --url
+         --registry         the server serves the agent registry: its cases must run and pass
+                            (without it they run when GET /registry/agents is not a 404)
          --junit FILE       write JUnit XML (relative to the directory the command runs in)
          --filter REGEX     only the cases whose id matches
          --timeout-ms N     per-case limit (default 30000)
@@ -47,10 +51,13 @@ const OTHER_CREDENTIAL_OPTIONS: Record<string, CredentialKind> = {
   '--other-basic': 'basic',
 };
 const VALUE_OPTIONS = ['--url', '--transport', '--http-url', '--junit', '--filter', '--timeout-ms'];
+/** Options that take no value. */
+const FLAG_OPTIONS = ['--registry'];
 const OPTIONS = [
   ...VALUE_OPTIONS,
   ...Object.keys(CREDENTIAL_OPTIONS),
   ...Object.keys(OTHER_CREDENTIAL_OPTIONS),
+  ...FLAG_OPTIONS,
   '--help',
 ];
 
@@ -79,6 +86,12 @@ export function parseArgs(argv: readonly string[], cwd: string = process.cwd()):
       const what = name.startsWith('-') ? `unknown option ${name}` : `unexpected argument ${name}`;
       throw new ValueError(`${what}; the options are ${OPTIONS.join(', ')}`);
     }
+    if (FLAG_OPTIONS.includes(name)) {
+      if (eq > 0) throw new ValueError(`${name} takes no value`);
+      if (given.has(name)) throw new ValueError(`${name} is given twice`);
+      given.set(name, '');
+      continue;
+    }
     let value: string | undefined;
     if (eq > 0) value = arg.slice(eq + 1);
     else if (rest[i + 1] !== undefined && !rest[i + 1]!.startsWith('--')) value = rest[++i];
@@ -105,6 +118,14 @@ export function parseArgs(argv: readonly string[], cwd: string = process.cwd()):
     if (args.transport !== 'http')
       throw new ValueError('--http-url is for the wire cases, which run only with --transport http');
     args.httpUrl = checkUrl(httpUrl, 'http', '--http-url');
+  }
+
+  if (given.has('--registry')) {
+    if (args.transport !== 'http')
+      throw new ValueError(
+        '--registry: the registry is served over HTTP; its cases run with --transport http',
+      );
+    args.registry = true;
   }
 
   const credentials = Object.keys(CREDENTIAL_OPTIONS).filter((o) => given.has(o));

@@ -105,6 +105,34 @@ describe('conformance CLI', () => {
     expect(memory.stdout).toMatch(/^PASS \[memory\] task\.echo/m);
   });
 
+  it('skips the registry cases against a server without a registry, saying so, and runs them with --registry', async () => {
+    const detected = await runCli([
+      '--url',
+      server.urls.http,
+      '--api-key',
+      'cli-key',
+      '--filter',
+      '^(registry\\.|http\\.healthz$)',
+    ]);
+    expect(detected.code).toBe(0);
+    expect(detected.stdout).toMatch(
+      /^SKIP registry\.\* : the server serves no registry .*--registry runs them anyway$/m,
+    );
+    expect(detected.stdout).not.toMatch(/\] registry\./);
+    const forced = await runCli([
+      '--url',
+      server.urls.http,
+      '--api-key',
+      'cli-key',
+      '--registry',
+      '--filter',
+      '^registry\\.register$',
+    ]);
+    expect(forced.code).toBe(1);
+    expect(forced.stdout).toMatch(/^FAIL \[http\] registry\.register/m);
+    expect(forced.stdout).toMatch(/expected HTTP 201, got 404/);
+  });
+
   it('writes --junit relative to the directory pnpm was run in (INIT_CWD) and prints the path', async () => {
     const userDir = mkdtempSync(path.join(tmpdir(), 'conformance-cwd-'));
     const { code, stdout } = await runCli(
@@ -238,6 +266,20 @@ describe('parseArgs', () => {
     expect(() =>
       parseArgs([...base, '--api-key', 'k', '--other-api-key', 'k2', '--other-bearer', 'j']),
     ).toThrow(/^give one of --other-api-key, --other-bearer, --other-basic, not /);
+  });
+  it('reads --registry, a flag of --transport http', () => {
+    expect(parseArgs(['--url', 'http://h:1', '--registry']).registry).toBe(true);
+    expect(parseArgs(['--url', 'http://h:1']).registry).toBeUndefined();
+    expect(() => parseArgs(['--url', 'ws://h:1', '--transport', 'ws', '--registry'])).toThrow(
+      /^--registry: the registry is served over HTTP; its cases run with --transport http$/,
+    );
+    expect(() => parseArgs(['--url', 'http://h:1', '--registry=yes'])).toThrow(/^--registry takes no value$/);
+    expect(() => parseArgs(['--url', 'http://h:1', '--registry', 'yes'])).toThrow(
+      /^unexpected argument yes; /,
+    );
+    expect(() => parseArgs(['--url', 'http://h:1', '--registry', '--registry'])).toThrow(
+      /^--registry is given twice$/,
+    );
   });
   it('reads --name=value, and resolves --junit against the given directory', () => {
     expect(parseArgs(['--url=http://h:1', '--junit=out/x.xml'], '/home/me')).toEqual({

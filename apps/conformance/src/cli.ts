@@ -15,9 +15,17 @@ import {
   createRunStore,
   loadConfig,
 } from '@agent/reference-server';
+import { ALL_CASES } from './cases/index.js';
 import { parseArgs, USAGE, type CliArgs } from './cli-args.js';
+import { presentedToken } from './presented-credentials.js';
 import { junitXml, progressLine, resultTable } from './report.js';
-import { runConformance, summarize, type CaseResult, type ConformanceOptions } from './runner.js';
+import {
+  runConformance,
+  servesRegistry,
+  summarize,
+  type CaseResult,
+  type ConformanceOptions,
+} from './runner.js';
 import { checkReachable } from './server-reachable.js';
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -38,6 +46,8 @@ async function runOptions(args: CliArgs): Promise<{ options: ConformanceOptions;
     onResult: (result) => process.stdout.write(`${progressLine(result)}\n`),
   };
   for (const url of [args.url, args.httpUrl]) if (url) await checkReachable(url, CONNECT_TIMEOUT_MS);
+  if (args.registry) options.registry = true;
+  else options.registry = await registryServed(args);
   if (args.transport !== 'memory') return { options, close: () => Promise.resolve() };
   const config = loadConfig();
   const authenticator = createAuthenticator(config);
@@ -48,6 +58,25 @@ async function runOptions(args: CliArgs): Promise<{ options: ConformanceOptions;
     authenticator,
   };
   return { options, close: async () => await runStore.close() };
+}
+
+/**
+ * Without `--registry`, whether the server serves the registry, asked before the run when a
+ * registry case could run; said in one line when it does not, since its cases are then left out.
+ */
+async function registryServed(args: CliArgs): Promise<boolean> {
+  const httpUrl = args.httpUrl ?? args.url;
+  const eligible = ALL_CASES.some((c) => c.registry && (!args.filter || args.filter.test(c.id)));
+  if (args.transport !== 'http' || !httpUrl || !eligible) return false;
+  const { credentials } = args;
+  const auth = credentials
+    ? { kind: credentials.kind, token: presentedToken(credentials.kind, credentials.value) }
+    : undefined;
+  if (await servesRegistry(httpUrl, auth)) return true;
+  process.stdout.write(
+    'SKIP registry.* : the server serves no registry (GET /registry/agents answered 404); --registry runs them anyway\n',
+  );
+  return false;
 }
 
 /** Called once before the run (an unwritable path then stops it before any case) and once after. */

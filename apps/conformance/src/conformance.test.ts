@@ -2,6 +2,9 @@
  * The suite against the real reference server in a child process, over every transport, with each
  * auth mode and both HTTP backends (what CI runs).
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { mintJwt } from '@agent/auth/testing';
 import {
   createAuthenticator,
@@ -9,7 +12,13 @@ import {
   createDemoHandler,
   DEFAULT_CONFIG,
 } from '@agent/reference-server';
-import { runConformance, type CaseResult, type ConformanceOptions, type TransportName } from './index.js';
+import {
+  ALL_CASES,
+  runConformance,
+  type CaseResult,
+  type ConformanceOptions,
+  type TransportName,
+} from './index.js';
 import { startServerProcess, type ServerProcess } from './test-support/server-process.js';
 
 jest.setTimeout(120_000);
@@ -43,6 +52,8 @@ describe('reference server without auth (node backend)', () => {
     const results = await suite(server, transport);
     if (transport === 'http') expect(results.some((r) => r.id === 'http.body.too-large')).toBe(true);
     else expect(results.some((r) => r.id === 'stream.cancel')).toBe(true);
+    // It serves no registry (GET /registry/agents is a 404): the registry cases are left out.
+    expect(results.filter((r) => r.id.startsWith('registry.'))).toEqual([]);
   });
 });
 
@@ -70,6 +81,44 @@ describe('reference server with API keys (express backend)', () => {
       expect(results.some((r) => r.id === 'task.owner.other-principal')).toBe(true);
     },
   );
+});
+
+describe('reference server serving the registry (AGENT_REGISTRY=1, HTTP only)', () => {
+  const registryCases = ALL_CASES.filter((c) => c.registry).map((c) => c.id);
+  let keyed: ServerProcess;
+  let sqlite: ServerProcess;
+  beforeAll(async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'conformance-registry-'));
+    [keyed, sqlite] = await Promise.all([
+      startServerProcess({
+        AGENT_AUTH: 'apikey',
+        AGENT_API_KEYS: 'registry-key-1,stranger-key-2',
+        AGENT_REGISTRY: '1',
+      }),
+      startServerProcess({ AGENT_REGISTRY: '1', AGENT_RUN_STORE: `sqlite:${path.join(dir, 'server.db')}` }),
+    ]);
+  });
+  afterAll(async () => {
+    expect(await keyed.stop()).toBe(0);
+    expect(await sqlite.stop()).toBe(0);
+  });
+
+  it('passes every case with API keys, a second key included (--registry)', async () => {
+    const results = await suite(keyed, 'http', {
+      registry: true,
+      credentials: { kind: 'apikey', value: 'registry-key-1' },
+      otherCredentials: { kind: 'apikey', value: 'stranger-key-2' },
+    });
+    expect(results.filter((r) => r.id.startsWith('registry.')).map((r) => r.id)).toEqual(registryCases);
+  });
+
+  it('finds the registry by itself and passes its cases with the SQLite store', async () => {
+    const results = await suite(sqlite, 'http', { filter: /^registry\./ });
+    // Without auth and a second principal, those two cases have nothing to run against.
+    expect(results.map((r) => r.id)).toEqual(
+      registryCases.filter((id) => id !== 'registry.auth.missing' && id !== 'registry.owner.other-principal'),
+    );
+  });
 });
 
 describe('reference server with JWT bearer and Basic auth', () => {

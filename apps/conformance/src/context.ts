@@ -19,6 +19,8 @@ export interface CaseContext {
   auth?: { kind: CredentialKind; token: string };
   /** A client acting for a second principal (cases marked `otherPrincipal`). */
   other?: AgentClient;
+  /** The second principal's credential as sent on the wire (cases marked `otherPrincipal`). */
+  otherAuth?: { kind: CredentialKind; token: string };
   /** Aborts when the case times out. */
   signal: AbortSignal;
   /** Present when the harness controls the server process (cases marked `needsControl`). */
@@ -42,5 +44,7 @@ export interface ConformanceCase {
   needsControl?: boolean;
   /** Runs only when the harness has a second principal's credential (`otherCredentials`). */
   otherPrincipal?: boolean;
+  /** Runs only against a server that serves the agent registry (see `ConformanceOptions.registry`). */
+  registry?: boolean;
   run(ctx: CaseContext): Promise<void>;
 }

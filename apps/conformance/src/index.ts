@@ -1,5 +1,11 @@
 // The conformance suite as a library: run it against any server from a test or a script.
-export { runConformance, summarize, type ConformanceOptions, type CaseResult } from './runner.js';
+export {
+  runConformance,
+  servesRegistry,
+  summarize,
+  type ConformanceOptions,
+  type CaseResult,
+} from './runner.js';
 export { ALL_CASES } from './cases/index.js';
 export {
   TRANSPORT_NAMES,

@@ -2,7 +2,13 @@ import { AgentClient } from '@agent/client';
 import { ValueError, type Transport } from '@agent/core';
 import { ALL_CASES } from './cases/index.js';
 import type { CaseContext, ConformanceCase, ServerControl, TransportName } from './context.js';
-import { PresentedCredentials, presentedToken, type CredentialKind } from './presented-credentials.js';
+import {
+  authorizationHeader,
+  PresentedCredentials,
+  presentedToken,
+  type CredentialKind,
+} from './presented-credentials.js';
+import { rawHttp } from './raw-http.js';
 import { createClientTransport, type InProcessTarget } from './transports.js';
 
 export interface ConformanceOptions {
@@ -27,6 +33,12 @@ export interface ConformanceOptions {
   onResult?: (result: CaseResult) => void;
   /** Lets the cases marked `needsControl` stop the server; without it they do not run. */
   control?: ServerControl;
+  /**
+   * Whether the server serves the agent registry, whose cases run only then (over http only: the
+   * registry is HTTP). `true`: they run, and fail against a server without one; `false`: they do
+   * not. Absent: asked of the server, {@link servesRegistry}.
+   */
+  registry?: boolean;
 }
 
 export interface CaseResult {
@@ -38,13 +50,38 @@ export interface CaseResult {
   error?: string;
 }
 
-function applies(testCase: ConformanceCase, options: ConformanceOptions): boolean {
+function applies(testCase: ConformanceCase, options: ConformanceOptions, registry: boolean): boolean {
   if (testCase.transports && !testCase.transports.includes(options.transport)) return false;
+  if (testCase.registry && !registry) return false;
   if (testCase.auth === 'required' && !options.credentials) return false;
   if (testCase.auth === 'none' && options.credentials) return false;
   if (testCase.needsControl && !options.control) return false;
   if (testCase.otherPrincipal && !options.otherCredentials) return false;
   return !options.filter || options.filter.test(testCase.id);
+}
+
+/**
+ * Whether the server at `httpUrl` serves the agent registry: its `GET /registry/agents` answers
+ * anything but 404 (a listing, or a refusal such as 401 when the credentials do not fit), where a
+ * server without it answers 404 for an unknown route. A server that cannot be asked serves none
+ * here: the other cases then report what is wrong.
+ */
+export async function servesRegistry(
+  httpUrl: string,
+  auth?: { kind: CredentialKind; token: string },
+): Promise<boolean> {
+  const headers: Record<string, string> = auth
+    ? { authorization: authorizationHeader(auth.kind, auth.token) }
+    : {};
+  try {
+    const res = await rawHttp(httpUrl, '/registry/agents?page_size=1', {
+      headers,
+      signal: AbortSignal.timeout(10_000),
+    });
+    return res.status !== 404;
+  } catch {
+    return false;
+  }
 }
 
 export async function runConformance(options: ConformanceOptions): Promise<CaseResult[]> {
@@ -70,24 +107,35 @@ export async function runConformance(options: ConformanceOptions): Promise<CaseR
     opened.push(transport);
     return new AgentClient({ transport, baseUrl: url });
   };
+  const otherToken = other ? presentedToken(other.kind, other.value) : undefined;
+  const httpUrl = options.httpUrl ?? (options.transport === 'http' ? url : undefined);
+  const auth = token ? { kind, token } : undefined;
+  const cases = options.cases ?? ALL_CASES;
+  // Asked only when a registry case could run.
+  const registry =
+    options.transport === 'http' &&
+    httpUrl !== undefined &&
+    cases.some((c) => c.registry && (!options.filter || options.filter.test(c.id))) &&
+    (options.registry ?? (await servesRegistry(httpUrl, auth)));
   const client = clientFor(token);
-  const otherClient = other ? clientFor(presentedToken(other.kind, other.value)) : undefined;
+  const otherClient = other ? clientFor(otherToken) : undefined;
   const results: CaseResult[] = [];
   const timeoutMs = options.caseTimeoutMs ?? 30_000;
   try {
-    for (const testCase of options.cases ?? ALL_CASES) {
-      if (!applies(testCase, options)) continue;
+    for (const testCase of cases) {
+      if (!applies(testCase, options, registry)) continue;
       const controller = new AbortController();
       const ctx: CaseContext = {
         transport: options.transport,
         client,
         clientWith: (credential) => clientFor(credential),
         baseUrl: url,
-        httpUrl: options.httpUrl ?? (options.transport === 'http' ? url : undefined),
-        auth: token ? { kind, token } : undefined,
+        httpUrl,
+        auth,
         signal: controller.signal,
       };
       if (otherClient) ctx.other = otherClient;
+      if (other && otherToken) ctx.otherAuth = { kind: other.kind, token: otherToken };
       if (options.control) ctx.control = options.control;
       const started = performance.now();
       let timer: NodeJS.Timeout | undefined;

@@ -169,6 +169,7 @@ describe('parseConfigFile', () => {
         a2a: false,
         runStore: 'sqlite:/tmp/x.db',
         approvals: 'approve',
+        registry: { enabled: true, ttlMs: 1, maxEntries: 1, url: null, apiKey: null, heartbeatMs: 1 },
       }),
     ).toBeDefined();
   });
@@ -239,5 +240,103 @@ describe('tenant lists', () => {
         loadConfig({ AGENT_AUTH: 'bearer', AGENT_JWT_SECRET: 's', AGENT_TENANTS: '{"alice": ["acme"]}' }),
       ),
     ).toMatch(/AGENT_TENANTS \(auth.tenants\) needs AGENT_AUTH=apikey or basic/);
+  });
+});
+
+describe('registry settings', () => {
+  function message(work: () => unknown): string {
+    try {
+      work();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValueError);
+      return (error as Error).message;
+    }
+    throw new Error('expected a ValueError');
+  }
+
+  it('serves no registry and joins none by default', () => {
+    expect(loadConfig({}).registry).toEqual({ enabled: false, url: null, apiKey: null });
+  });
+
+  it('reads the registry served and the one joined from the file, each variable over its field', () => {
+    const file = configFile({
+      registry: {
+        enabled: true,
+        ttlMs: 60000,
+        maxEntries: 50,
+        url: 'http://registry.example:8080',
+        apiKey: 'from-file-key',
+        heartbeatMs: 20000,
+      },
+    });
+    expect(loadConfig({ AGENT_CONFIG: file }).registry).toEqual({
+      enabled: true,
+      ttlMs: 60000,
+      maxEntries: 50,
+      url: 'http://registry.example:8080',
+      apiKey: 'from-file-key',
+      heartbeatMs: 20000,
+    });
+    expect(
+      loadConfig({
+        AGENT_CONFIG: file,
+        AGENT_REGISTRY_TTL_MS: '7',
+        AGENT_REGISTRY_URL: 'https://other.example',
+        AGENT_REGISTRY_API_KEY: 'env-key',
+        AGENT_REGISTRY_HEARTBEAT_MS: '500',
+      }).registry,
+    ).toEqual({
+      enabled: true,
+      ttlMs: 7,
+      maxEntries: 50,
+      url: 'https://other.example',
+      apiKey: 'env-key',
+      heartbeatMs: 500,
+    });
+    // The file's TTL belongs to the registry the variable turns off: refused, not ignored.
+    expect(() => loadConfig({ AGENT_CONFIG: file, AGENT_REGISTRY: '0' })).toThrow(/^AGENT_REGISTRY_TTL_MS/);
+    expect(
+      loadConfig({ AGENT_REGISTRY: 'true', AGENT_REGISTRY_TTL_MS: '1500', AGENT_REGISTRY_MAX_ENTRIES: '3' })
+        .registry,
+    ).toEqual({ enabled: true, ttlMs: 1500, maxEntries: 3, url: null, apiKey: null });
+    expect(loadConfig({ AGENT_REGISTRY: '1' }).registry.enabled).toBe(true);
+    expect(loadConfig({ AGENT_REGISTRY: 'false' }).registry.enabled).toBe(false);
+  });
+
+  it('refuses bad values, naming the variable or field', () => {
+    expect(() => loadConfig({ AGENT_REGISTRY: 'yes' })).toThrow(/^Invalid AGENT_REGISTRY: yes/);
+    for (const name of ['AGENT_REGISTRY_TTL_MS', 'AGENT_REGISTRY_MAX_ENTRIES'])
+      for (const value of ['0', '-1', '1.5', 'soon'])
+        expect(() => loadConfig({ AGENT_REGISTRY: '1', [name]: value })).toThrow(
+          new RegExp(`^Invalid ${name}: `),
+        );
+    const joined = { AGENT_REGISTRY_URL: 'http://127.0.0.1:9' };
+    expect(() => loadConfig({ ...joined, AGENT_REGISTRY_HEARTBEAT_MS: '0' })).toThrow(
+      /^Invalid AGENT_REGISTRY_HEARTBEAT_MS: /,
+    );
+    expect(() => loadConfig({ ...joined, AGENT_REGISTRY_HEARTBEAT_MS: '2147483648' })).toThrow(
+      /AGENT_REGISTRY_HEARTBEAT_MS.*at most 2147483647/,
+    );
+    for (const url of ['ws://127.0.0.1:9', 'grpc://x:1', 'localhost:8080', 'http://'])
+      expect(() => loadConfig({ AGENT_REGISTRY_URL: url })).toThrow(
+        /^Invalid AGENT_REGISTRY_URL \(registry\.url\)/,
+      );
+    const file = configFile({ registry: { enabled: 'yes', url: 'ftp://x', apiKey: '', extra: 1 } });
+    const text = message(() => loadConfig({ AGENT_CONFIG: file }));
+    for (const field of ['/registry/enabled', '/registry/url', '/registry/apiKey', '/registry/extra'])
+      expect(text).toContain(field);
+  });
+
+  it('refuses a setting that means nothing without the one it belongs to', () => {
+    expect(() => loadConfig({ AGENT_REGISTRY_TTL_MS: '1000' })).toThrow(
+      /^AGENT_REGISTRY_TTL_MS \(registry\.ttlMs\) configures the registry this server serves; set AGENT_REGISTRY=1/,
+    );
+    expect(() => loadConfig({ AGENT_REGISTRY_MAX_ENTRIES: '10' })).toThrow(/^AGENT_REGISTRY_MAX_ENTRIES/);
+    const text = message(() => loadConfig({ AGENT_REGISTRY_API_KEY: 'sk-registry-secret' }));
+    expect(text).toMatch(
+      /^AGENT_REGISTRY_API_KEY \(registry\.apiKey\) is presented to the registry named by AGENT_REGISTRY_URL/,
+    );
+    expect(text).not.toContain('sk-registry-secret');
+    expect(() => loadConfig({ AGENT_REGISTRY_HEARTBEAT_MS: '100' })).toThrow(/^AGENT_REGISTRY_HEARTBEAT_MS/);
   });
 });

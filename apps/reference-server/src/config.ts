@@ -41,6 +41,28 @@ export interface ServerConfig {
   approvals: 'none' | 'approve' | 'deny';
   /** How long a stop lets in-flight tasks finish before canceling them (`server shutting down`), in ms. */
   stopGraceMs: number;
+  /** The agent registry: the one this server serves, and the one its demo agent registers with. */
+  registry: RegistryConfig;
+}
+
+/**
+ * `enabled`, `ttlMs` and `maxEntries` are about the registry this server serves on its HTTP port;
+ * `url`, `apiKey` and `heartbeatMs` about the registry the demo agent registers itself with (another
+ * server's, or this one's).
+ */
+export interface RegistryConfig {
+  /** Serve the registry routes (`/registry/agents…`) beside the task routes of the HTTP transport. */
+  enabled: boolean;
+  /** How long an entry lives after its last heartbeat, in ms; absent: the registry's 30,000. */
+  ttlMs?: number;
+  /** Most live entries, all tenants together; absent: the registry's 10,000. */
+  maxEntries?: number;
+  /** The registry the demo agent registers with while it runs (`http://` or `https://`), or null. */
+  url: string | null;
+  /** The API key the demo agent presents to that registry, or null to present none. */
+  apiKey: string | null;
+  /** Milliseconds between the demo agent's heartbeats; absent: a third of the entry's lifetime. */
+  heartbeatMs?: number;
 }
 
 /**
@@ -72,10 +94,14 @@ export const DEFAULT_CONFIG: ServerConfig = {
   runStoreLimits: {},
   approvals: 'none',
   stopGraceMs: 10_000,
+  registry: { enabled: false, url: null, apiKey: null },
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 };
 const positive = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
+/** The longest delay a Node timer keeps; a longer one would fire at once, every millisecond. */
+const MAX_TIMER_MS = 2_147_483_647;
+const HTTP_URL_PATTERN = '^https?://';
 /** The server pipeline's tenant rule, so a listed tenant is one a call can name. */
 const TENANT_LISTS = {
   type: 'object',
@@ -125,6 +151,18 @@ const FILE_SCHEMA = {
     },
     approvals: { enum: ['none', 'approve', 'deny'] },
     stopGraceMs: { type: 'integer', minimum: 0 },
+    registry: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        ttlMs: positive,
+        maxEntries: positive,
+        url: { type: ['string', 'null'], pattern: HTTP_URL_PATTERN },
+        apiKey: { type: ['string', 'null'], minLength: 1 },
+        heartbeatMs: { type: 'integer', minimum: 1, maximum: MAX_TIMER_MS },
+      },
+    },
   },
 };
 
@@ -138,6 +176,7 @@ type FileConfig = {
   runStoreLimits?: RunStoreLimits;
   approvals?: ServerConfig['approvals'];
   stopGraceMs?: number;
+  registry?: Partial<RegistryConfig>;
 };
 
 let validateFile: ReturnType<Ajv['compile']> | undefined;
@@ -331,6 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     approvals:
       envEnum(env, 'AGENT_APPROVALS', ['none', 'approve', 'deny'] as const) ?? file.approvals ?? d.approvals,
     stopGraceMs: grace ? Number(grace) : (file.stopGraceMs ?? d.stopGraceMs),
+    registry: registryConfig(env, file.registry ?? {}),
   };
   if (!/^(memory|sqlite:.+)$/.test(config.runStore)) {
     throw new ValueError(`Invalid AGENT_RUN_STORE: ${config.runStore} (expected memory or sqlite:<path>)`);
@@ -353,6 +393,73 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   if (mode === 'apikey') checkKeyPrincipals(config.auth.apiKeys);
   checkTenantOwners(config.auth);
   return config;
+}
+
+/** `1`/`true` or `0`/`false`, or undefined when the variable is unset or empty. */
+function envFlag(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
+  const raw = envEnum(env, name, ['1', 'true', '0', 'false'] as const);
+  return raw === undefined ? undefined : raw === '1' || raw === 'true';
+}
+
+function isHttpUrl(raw: string): boolean {
+  try {
+    const { protocol } = new URL(raw);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The registry settings, each variable over its file field. A setting that only means something
+ * with another one (a TTL without a registry served, a key without a registry to present it to) is
+ * refused rather than silently ignored.
+ */
+function registryConfig(env: NodeJS.ProcessEnv, file: Partial<RegistryConfig>): RegistryConfig {
+  const registry: RegistryConfig = {
+    enabled: envFlag(env, 'AGENT_REGISTRY') ?? file.enabled ?? false,
+    url: env.AGENT_REGISTRY_URL || file.url || null,
+    apiKey: env.AGENT_REGISTRY_API_KEY || file.apiKey || null,
+  };
+  const ttlMs = envCount(env, 'AGENT_REGISTRY_TTL_MS') ?? file.ttlMs;
+  if (ttlMs !== undefined) registry.ttlMs = ttlMs;
+  const maxEntries = envCount(env, 'AGENT_REGISTRY_MAX_ENTRIES') ?? file.maxEntries;
+  if (maxEntries !== undefined) registry.maxEntries = maxEntries;
+  const heartbeatMs = envCount(env, 'AGENT_REGISTRY_HEARTBEAT_MS') ?? file.heartbeatMs;
+  if (heartbeatMs !== undefined) {
+    if (heartbeatMs > MAX_TIMER_MS)
+      throw new ValueError(
+        `Invalid AGENT_REGISTRY_HEARTBEAT_MS (registry.heartbeatMs): ${heartbeatMs} (expected at most ${MAX_TIMER_MS})`,
+      );
+    registry.heartbeatMs = heartbeatMs;
+  }
+  if (registry.url !== null && !isHttpUrl(registry.url))
+    throw new ValueError(
+      `Invalid AGENT_REGISTRY_URL (registry.url): ${registry.url} (expected the registry's http:// or https:// address)`,
+    );
+  if (!registry.enabled) {
+    for (const [field, variable] of [
+      ['ttlMs', 'AGENT_REGISTRY_TTL_MS'],
+      ['maxEntries', 'AGENT_REGISTRY_MAX_ENTRIES'],
+    ] as const) {
+      if (registry[field] !== undefined)
+        throw new ValueError(
+          `${variable} (registry.${field}) configures the registry this server serves; set AGENT_REGISTRY=1 (registry.enabled) to serve one`,
+        );
+    }
+  }
+  if (registry.url === null) {
+    // Named by variable only: the key is a secret.
+    if (registry.apiKey !== null)
+      throw new ValueError(
+        'AGENT_REGISTRY_API_KEY (registry.apiKey) is presented to the registry named by AGENT_REGISTRY_URL (registry.url), which is not set',
+      );
+    if (registry.heartbeatMs !== undefined)
+      throw new ValueError(
+        'AGENT_REGISTRY_HEARTBEAT_MS (registry.heartbeatMs) paces the registrations with AGENT_REGISTRY_URL (registry.url), which is not set',
+      );
+  }
+  return registry;
 }
 
 const LIMIT_VARIABLES: [keyof RunStoreLimits, string][] = [

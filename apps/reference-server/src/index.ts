@@ -8,11 +8,13 @@ export {
   type ServerConfig,
   type AuthMode,
   type RunStoreLimits,
+  type RegistryConfig,
 } from './config.js';
 export {
   startReferenceServer,
   createAuthenticator,
   createRunStore,
+  createRegistryStore,
   type ReferenceServer,
   type ReferenceServerUrls,
 } from './server.js';

@@ -5,11 +5,13 @@ import path from 'node:path';
 import { AgentClient } from '@agent/client';
 import { createTask, isFinalEvent, UnsupportedOperationError, type TaskEvent } from '@agent/core';
 import { SqliteRunStore } from '@agent/events';
+import { RegistryClient, type RegistryEntryView } from '@agent/registry';
 import { GRPCTransport } from '@agent/transport-grpc';
 import { HTTPTransport } from '@agent/transport-http';
 import { SSETransport } from '@agent/transport-sse';
 import { WebSocketTransport } from '@agent/transport-ws';
 import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
+import { createDemoCard } from './demo-agent.js';
 import { createAuthenticator, startReferenceServer, type ReferenceServer } from './server.js';
 
 jest.setTimeout(60_000);
@@ -92,6 +94,12 @@ describe('startReferenceServer', () => {
     }
   });
 
+  it('serves no registry unless registry.enabled', async () => {
+    expect(server.registry).toBeUndefined();
+    const res = await fetch(`${server.urls.http}/registry/agents`);
+    expect(res.status).toBe(404);
+  });
+
   it('publishes its real HTTP URL in the card', async () => {
     expect(server.agent.card.url).toBe(server.urls.http);
     expect(server.urls.http).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -141,4 +149,87 @@ it('refuses A2A mode with a typed error instead of ignoring it', async () => {
   await expect(
     startReferenceServer({ ...DEFAULT_CONFIG, ports: ZERO_PORTS, a2a: true }),
   ).rejects.toBeInstanceOf(UnsupportedOperationError);
+});
+
+describe('the registry it serves (registry.enabled)', () => {
+  it('keeps entries in the SQLite file of the run store, so they outlive a restart', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'reference-registry-'));
+    const config: ServerConfig = {
+      ...DEFAULT_CONFIG,
+      ports: ZERO_PORTS,
+      runStore: `sqlite:${path.join(dir, 'server.db')}`,
+      registry: { enabled: true, ttlMs: 600_000, maxEntries: 5, url: null, apiKey: null },
+    };
+    const card = createDemoCard({ name: 'stored-agent', url: 'http://127.0.0.1:9/' });
+    const first = await startReferenceServer(config);
+    let registered: RegistryEntryView;
+    try {
+      expect(first.registry?.ttlMs).toBe(600_000);
+      expect(first.registry?.maxEntries).toBe(5);
+      const client = new RegistryClient({ url: first.urls.http });
+      registered = await client.register(card);
+      await client.close();
+    } finally {
+      await first.stop();
+    }
+    const second = await startReferenceServer(config);
+    try {
+      const client = new RegistryClient({ url: second.urls.http });
+      expect(await client.get('stored-agent')).toEqual(registered);
+      // Tasks still go to the demo agent beside the registry routes.
+      const http = new HTTPTransport({ url: second.urls.http });
+      const done = await new AgentClient({ transport: http, baseUrl: second.urls.http }).sendTask(
+        createTask('echo beside the registry'),
+      );
+      expect(done.state).toBe('completed');
+      await http.stop();
+      await client.close();
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('registers the demo agent with another server, and deregisters it on stop', async () => {
+    const registry = await startReferenceServer({
+      ...DEFAULT_CONFIG,
+      ports: ZERO_PORTS,
+      registry: { enabled: true, url: null, apiKey: null },
+    });
+    const client = new RegistryClient({ url: registry.urls.http });
+    try {
+      const agent = await startReferenceServer({
+        ...DEFAULT_CONFIG,
+        ports: ZERO_PORTS,
+        registry: { enabled: false, url: registry.urls.http, apiKey: null, heartbeatMs: 60_000 },
+      });
+      try {
+        expect((await client.get('reference-agent')).card.url).toBe(agent.urls.http);
+      } finally {
+        await agent.stop();
+      }
+      await expect(client.get('reference-agent')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    } finally {
+      await client.close();
+      await registry.stop();
+    }
+  });
+
+  it('fails the start when the registry it joins refuses it', async () => {
+    const registry = await startReferenceServer({
+      ...DEFAULT_CONFIG,
+      ports: ZERO_PORTS,
+      auth: { ...DEFAULT_CONFIG.auth, mode: 'apikey', apiKeys: ['sk-registry-1'] },
+      registry: { enabled: true, url: null, apiKey: null },
+    });
+    try {
+      const joining: ServerConfig = {
+        ...DEFAULT_CONFIG,
+        ports: ZERO_PORTS,
+        registry: { enabled: false, url: registry.urls.http, apiKey: 'sk-wrong-key', heartbeatMs: 60_000 },
+      };
+      await expect(startReferenceServer(joining)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    } finally {
+      await registry.stop();
+    }
+  });
 });

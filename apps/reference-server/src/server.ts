@@ -10,13 +10,21 @@ import {
   type Transport,
 } from '@agent/core';
 import { APIKeyAuth, BasicAuth, BearerTokenAuth, type Authenticator } from '@agent/auth';
-import { InMemoryRunStore, SqliteRunStore, type RunStore } from '@agent/events';
-import type { Agent } from '@agent/runtime';
+import {
+  InMemoryRegistryStore,
+  InMemoryRunStore,
+  SqliteRegistryStore,
+  SqliteRunStore,
+  type RegistryStore,
+  type RunStore,
+} from '@agent/events';
+import { Registry } from '@agent/registry';
+import type { Agent, AgentRegistryOptions } from '@agent/runtime';
 import { HTTPTransport } from '@agent/transport-http';
 import { SSETransport } from '@agent/transport-sse';
 import { WebSocketTransport } from '@agent/transport-ws';
 import { GRPCTransport } from '@agent/transport-grpc';
-import type { RunStoreLimits, ServerConfig } from './config.js';
+import type { RegistryConfig, RunStoreLimits, ServerConfig } from './config.js';
 import { createDemoAgent } from './demo-agent.js';
 import { createDemoHandler } from './demo-handler.js';
 
@@ -31,9 +39,12 @@ export interface ReferenceServer {
   readonly agent: Agent;
   readonly authenticator: Authenticator | undefined;
   readonly urls: ReferenceServerUrls;
+  /** The registry the HTTP transport serves (`registry.enabled`), or undefined. */
+  readonly registry: Registry | undefined;
   /**
    * Stops every transport (in-flight tasks get `stopGraceMs` to finish, then are canceled with reason
-   * `server shutting down`), then closes the run store. Idempotent.
+   * `server shutting down`), then deregisters the demo agent from the registry it joined
+   * (`registry.url`), then closes the registry and the stores. Idempotent.
    */
   stop(): Promise<void>;
 }
@@ -79,6 +90,30 @@ export function createRunStore(spec: string, limits: RunStoreLimits = {}): RunSt
   return new SqliteRunStore({ path: spec.slice('sqlite:'.length), ...retention });
 }
 
+/**
+ * Where the registry this server serves keeps its entries: beside the tasks, so `sqlite:<path>`
+ * puts them in the same file (they then outlive a restart until their TTL runs out).
+ */
+export function createRegistryStore(spec: string): RegistryStore {
+  if (spec === 'memory') return new InMemoryRegistryStore();
+  return new SqliteRegistryStore({ path: spec.slice('sqlite:'.length) });
+}
+
+/**
+ * The Agent's `registry` option for `registry.url`. The key is presented as it is: the client-side
+ * APIKeyAuth knows that one key, so it sends it and the registry decides.
+ */
+function registryMembership(config: RegistryConfig): AgentRegistryOptions | undefined {
+  if (config.url === null) return undefined;
+  const options: AgentRegistryOptions = { url: config.url };
+  if (config.apiKey !== null) {
+    options.authenticator = new APIKeyAuth({ validKeys: { [config.apiKey]: [] } });
+    options.credentials = config.apiKey;
+  }
+  if (config.heartbeatMs !== undefined) options.heartbeatMs = config.heartbeatMs;
+  return options;
+}
+
 function approvalHandler(mode: ServerConfig['approvals']) {
   if (mode === 'none') return undefined;
   return async (request: ApprovalRequestData): Promise<ApprovalDecisionData> => ({
@@ -100,6 +135,27 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
   }
   const authenticator = createAuthenticator(config);
   const runStore = createRunStore(config.runStore, config.runStoreLimits);
+  let registryStore: RegistryStore | undefined;
+  let registry: Registry | undefined;
+  try {
+    if (config.registry.enabled) {
+      registryStore = createRegistryStore(config.runStore);
+      registry = new Registry({
+        store: registryStore,
+        ...(config.registry.ttlMs === undefined ? {} : { ttlMs: config.registry.ttlMs }),
+        ...(config.registry.maxEntries === undefined ? {} : { maxEntries: config.registry.maxEntries }),
+      });
+    }
+  } catch (error) {
+    await registryStore?.close();
+    await runStore.close();
+    throw error;
+  }
+  const closeStores = async (): Promise<void> => {
+    await registry?.close();
+    await registryStore?.close();
+    await runStore.close();
+  };
   const host = hostForUrl(config.host);
   const { stopGraceMs } = config;
   const http = new HTTPTransport({
@@ -107,6 +163,7 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     authenticator,
     backend: config.httpBackend,
     stopGraceMs,
+    ...(registry ? { routes: [registry] } : {}),
   });
   const sse = new SSETransport({ url: `http://${host}:${config.ports.sse}`, authenticator, stopGraceMs });
   const ws = new WebSocketTransport({ url: `ws://${host}:${config.ports.ws}`, authenticator, stopGraceMs });
@@ -117,10 +174,12 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     reflection: true,
     stopGraceMs,
   });
+  const membership = registryMembership(config.registry);
   const agent = createDemoAgent({
     runStore,
     authenticator,
     approvalHandler: approvalHandler(config.approvals),
+    ...(membership ? { registry: membership } : {}),
   });
   const transports: Transport[] = [http, sse, ws, grpc];
   const handler = createDemoHandler(agent);
@@ -132,24 +191,33 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
       await transport.start();
       started.push(transport);
     }
+    agent.updateCard({ url: http.url });
+    // The agent has no transport of its own (the server binds four): its start() only registers
+    // the card, now that it names the real HTTP address. A registry that refuses or cannot be
+    // reached fails the start rather than leaving an agent nobody can discover.
+    if (membership) await agent.start();
   } catch (error) {
     await Promise.allSettled(started.map((t) => t.stop()));
-    await runStore.close();
+    await closeStores();
     throw error;
   }
-  agent.updateCard({ url: http.url });
 
   let stopping: Promise<void> | undefined;
   return {
     agent,
     authenticator,
     urls: { http: http.url, sse: sse.url, ws: ws.url, grpc: grpc.url },
+    registry,
     stop() {
       // Each transport stops in two phases: readiness turns `stopping` and new calls are refused,
       // in-flight tasks get `stopGraceMs` to finish, then are canceled with `server shutting down`.
+      // The agent stops after them: its stop() deregisters, but would also cancel in-flight tasks
+      // at once (`agent stopping`), which the grace is there to prevent. With no transport of its
+      // own and nothing left running, it only deregisters (a failure goes to the agent's log).
       stopping ??= (async () => {
         await Promise.allSettled(transports.map((t) => t.stop()));
-        await runStore.close();
+        if (membership) await agent.stop();
+        await closeStores();
       })();
       return stopping;
     },

@@ -1,5 +1,6 @@
 import type { ConformanceCase } from '../context.js';
 import { httpCases } from './http-cases.js';
+import { registryCases } from './registry-cases.js';
 import { serverCases } from './server-cases.js';
 import { taskApiCases } from './task-api-cases.js';
 import { taskCases } from './task-cases.js';
@@ -8,5 +9,7 @@ export const ALL_CASES: readonly ConformanceCase[] = [
   ...httpCases,
   ...taskCases,
   ...taskApiCases,
+  ...registryCases,
+  // Last: server.stop stops the server.
   ...serverCases,
 ];
