@@ -133,7 +133,14 @@ describe.each(STORE_KINDS)('the registry routes (%s store)', (storeKind) => {
     expect(errorOf(response).data).toEqual({
       errors: expect.arrayContaining([{ pointer: '/description', message: 'is required' }]),
     });
-    for (const body of [[], 'just text', { name: '', description: '', url: 'http://x' }]) {
+    for (const body of [
+      [],
+      'just text',
+      { name: '', description: '', url: 'http://x' },
+      // Not addressable afterwards: a URL path resolves them away.
+      { name: '.', description: '', url: 'http://x' },
+      { name: '..', description: '', url: 'http://x' },
+    ]) {
       const refused = await served.raw(AGENTS, { key: ALICE_KEY, body: JSON.stringify(body) });
       expect([refused.status, errorOf(refused).code]).toEqual([422, 'VALIDATION_FAILED']);
     }

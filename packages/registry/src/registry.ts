@@ -94,7 +94,7 @@ export class Registry implements HttpRoutes {
   }
 
   private async register(call: ServerCall, body: unknown): Promise<JsonEndpointAnswer> {
-    const card = validateAgentCard(body);
+    const card = addressableCard(body);
     const result = await this.store.createEntry(call.owner, card, {
       ttlMs: this.ttlMs,
       maxEntries: this.maxEntries,
@@ -170,9 +170,24 @@ function nameParam(params: Record<string, string>): string {
   return name;
 }
 
+/**
+ * A valid card whose name can be addressed later: `.` and `..` cannot be a URL path segment (clients
+ * resolve them away), so an entry under either could never be heartbeat, replaced or deleted.
+ */
+function addressableCard(body: unknown): AgentCard {
+  const card = validateAgentCard(body);
+  if (card.name === '.' || card.name === '..') {
+    const message = 'cannot be "." or ".." (not addressable in a URL path)';
+    throw new ValidationError(`Invalid agent card: /name ${message}`, {
+      data: { errors: [{ pointer: '/name', message }] },
+    });
+  }
+  return card;
+}
+
 /** A PUT's card: valid, and registered under the name in its path. */
 function cardNamed(name: string, body: unknown): AgentCard {
-  const card = validateAgentCard(body);
+  const card = addressableCard(body);
   if (card.name !== name) {
     const message = 'must equal the agent name in the path';
     throw new ValidationError(`Invalid agent card: /name ${message}`, {
