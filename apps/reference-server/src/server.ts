@@ -209,12 +209,13 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     urls: { http: http.url, sse: sse.url, ws: ws.url, grpc: grpc.url },
     registry,
     stop() {
-      // Each transport stops in two phases: readiness turns `stopping` and new calls are refused,
-      // in-flight tasks get `stopGraceMs` to finish, then are canceled with `server shutting down`.
-      // The agent stops after them: its stop() deregisters, but would also cancel in-flight tasks
-      // at once (`agent stopping`), which the grace is there to prevent. With no transport of its
-      // own and nothing left running, it only deregisters (a failure goes to the agent's log).
+      // Leave the registry first, so nobody discovers a server that is draining; then each transport
+      // stops in two phases: readiness turns `stopping` and new calls are refused, in-flight tasks
+      // get `stopGraceMs` to finish, then are canceled with `server shutting down`. The agent's own
+      // stop() comes last: it would cancel in-flight tasks at once (`agent stopping`), which the
+      // grace is there to prevent; by then nothing is left for it to do but release what it holds.
       stopping ??= (async () => {
+        if (membership) await agent.leaveRegistry();
         await Promise.allSettled(transports.map((t) => t.stop()));
         if (membership) await agent.stop();
         await closeStores();

@@ -125,6 +125,22 @@ describe('Agent registry option', () => {
     await expect(agent.stop()).resolves.toBeUndefined();
   });
 
+  it('leaveRegistry() deregisters at once and leaves the agent serving', async () => {
+    const agent = worker({ url: registry.url, heartbeatMs: 50 });
+    await agent.start();
+    try {
+      await agent.leaveRegistry();
+      await expect(client.get('worker')).rejects.toBeInstanceOf(NotFoundError);
+      expect(await answers(agent.card.url)).toBe(true);
+      // No heartbeat brings it back.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await expect(client.get('worker')).rejects.toBeInstanceOf(NotFoundError);
+      await expect(agent.leaveRegistry()).resolves.toBeUndefined();
+    } finally {
+      await agent.stop();
+    }
+  });
+
   it('a registry that is down at start rejects start() and stops the transport again', async () => {
     const down = await serveRegistry();
     await down.stop();

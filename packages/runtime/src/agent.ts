@@ -324,20 +324,28 @@ export class Agent implements TaskHandler {
   }
 
   /**
+   * Deregisters from the registry now and stops heartbeating, without stopping anything else: what a
+   * server does first when a graceful stop begins, so nobody discovers it while it drains. `stop()`
+   * does it too. Idempotent; a failure goes to `onObserverError` (`'registry'`).
+   */
+  async leaveRegistry(): Promise<void> {
+    const seat = this.registrySeat;
+    this.registrySeat = null;
+    if (!seat) return;
+    try {
+      await seat.leave();
+    } catch (error) {
+      this.reportObserverError(error, 'registry');
+    }
+  }
+
+  /**
    * Deregisters from the registry (when `registry` is set), cancels running tasks (reason `agent
    * stopping`), waits for them, then stops the transport. Idempotent.
    */
   async stop(): Promise<void> {
     // Leave the registry first: nobody should discover an agent that is going away.
-    const seat = this.registrySeat;
-    this.registrySeat = null;
-    if (seat) {
-      try {
-        await seat.leave();
-      } catch (error) {
-        this.reportObserverError(error, 'registry');
-      }
-    }
+    await this.leaveRegistry();
     const running = this.registry.entries;
     for (const entry of running) if (entry.finalState === null) entry.token.cancel('agent stopping');
     await Promise.all(running.map((entry) => entry.done));
