@@ -1,44 +1,82 @@
-/** A closed-loop load generator for transports autocannon cannot drive (gRPC, streams). */
-export interface LoopResult {
-  name: string;
-  /** Completed operations (calls, or streamed events) per second. */
-  perSecond: number;
+/**
+ * The load generators, all running in the bench process, never in a server's: autocannon for the
+ * HTTP routes (one raw HTTP/1.1 client for every HTTP subject, the bare baseline included), and a
+ * closed loop over a transport's own client for the wire protocols autocannon cannot speak (SSE
+ * JSON-RPC, WebSocket, gRPC) and for counting streamed events.
+ */
+import autocannon from 'autocannon';
+import { percentile } from './stats.js';
+
+export interface LoadResult {
+  /** Completed calls (unary requests, or whole streams). */
   operations: number;
+  seconds: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+}
+
+export interface HttpLoadOptions {
+  url: string;
+  path: string;
+  /** The request body; every `[<id>]` in it becomes a fresh id per request (autocannon idReplacement). */
+  body: string;
+  headers?: Record<string, string>;
+  connections: number;
   seconds: number;
 }
 
 /**
- * Runs `concurrency` loops of `once()` for `seconds`; each call resolves with how many operations it
- * completed (1 for a unary call, n for a stream of n events).
+ * Fresh ids per request because a server that records tasks answers a resubmitted id from its store
+ * without running anything: a fixed body would measure the store lookup, not the task.
+ */
+export async function httpLoad(options: HttpLoadOptions): Promise<LoadResult> {
+  const result = await autocannon({
+    url: `${options.url.replace(/\/$/, '')}${options.path}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...options.headers },
+    body: options.body,
+    idReplacement: true,
+    connections: options.connections,
+    duration: options.seconds,
+    // Large payloads under many connections answer slowly; a timeout here would be an error.
+    timeout: 60,
+  });
+  if (result.errors || result.timeouts || result.non2xx)
+    throw new Error(
+      `${options.path}: ${result.errors} errors (${result.timeouts} timeouts), ${result.non2xx} non-2xx answers`,
+    );
+  return {
+    operations: result.requests.total,
+    seconds: result.duration,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+  };
+}
+
+/**
+ * Runs `concurrency` loops of `once()` for `seconds` (each loop starts its next call when the last
+ * one ends). `once` throws on a wrong answer, which fails the subject.
  */
 export async function closedLoop(
-  name: string,
-  once: () => Promise<number>,
+  once: () => Promise<void>,
   options: { concurrency: number; seconds: number },
-): Promise<LoopResult> {
-  const deadline = performance.now() + options.seconds * 1000;
-  let operations = 0;
+): Promise<LoadResult> {
   const started = performance.now();
+  const deadline = started + options.seconds * 1000;
+  const latencies: number[] = [];
   await Promise.all(
     Array.from({ length: options.concurrency }, async () => {
       while (performance.now() < deadline) {
-        // Not `operations += await once()`: that reads `operations` before the await and loses
-        // the other loops' increments.
-        const done = await once();
-        operations += done;
+        const t0 = performance.now();
+        await once();
+        latencies.push(performance.now() - t0);
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
-  return { name, perSecond: Math.round(operations / seconds), operations, seconds };
-}
-
-export interface Comparison {
-  baseline: LoopResult;
-  subject: LoopResult;
-  ratio: number;
-}
-
-export function compare(baseline: LoopResult, subject: LoopResult): Comparison {
-  return { baseline, subject, ratio: subject.perSecond / baseline.perSecond };
+  return {
+    operations: latencies.length,
+    seconds: (performance.now() - started) / 1000,
+    latencyP50Ms: percentile(latencies, 50),
+    latencyP99Ms: percentile(latencies, 99),
+  };
 }

@@ -1,91 +1,263 @@
 /**
- * `pnpm bench` — runs every benchmark once and prints a table; `--write` also rewrites
- * docs/benchmarks.md. Settings: BENCH_DURATION (seconds, default 5), BENCH_CONNECTIONS (default 32).
+ * `pnpm bench`: every subject, each against a server child of its own, interleaved over rounds;
+ * prints a table per group of medians. `--write` also rewrites docs/benchmarks.md; `--quick` is the
+ * CI smoke (every subject about a second, low connection counts, one round, nothing asserted but
+ * that every call answered correctly). `--only=<text>` runs the subjects whose id contains it.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runGrpcBench } from './grpc-bench.js';
-import { runHttpBench, type HttpComparison } from './http-bench.js';
-import type { Comparison } from './load.js';
-import { runStreamBench } from './stream-bench.js';
+import { referenceServerMain, ServerChild, type ServerSpec } from './child.js';
+import { profileReferenceServer, type ProfileSummary } from './profile.js';
+import { buildTables, machineLine, type ReportTables, type Samples } from './report.js';
+import { loadSettings, type Settings } from './settings.js';
+import { buildSubjects, type Sample, type Subject } from './subjects.js';
 
-function row(c: HttpComparison): string {
-  const pass = c.ratio >= c.target ? 'meets' : 'BELOW';
-  return [
-    `| ${c.baseline.name} | ${c.baseline.requestsPerSecond.toLocaleString('en-US')} | ${c.baseline.latencyP50Ms} / ${c.baseline.latencyP99Ms} | | |`,
-    `| ${c.subject.name} | ${c.subject.requestsPerSecond.toLocaleString('en-US')} | ${c.subject.latencyP50Ms} / ${c.subject.latencyP99Ms} | **${c.ratio.toFixed(2)}** | ≥ ${c.target} (${pass}) |`,
-  ].join('\n');
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+function summary(sample: Sample): string {
+  const parts: string[] = [];
+  if (sample.perSecond !== undefined) parts.push(`${Math.round(sample.perSecond).toLocaleString('en-US')}/s`);
+  if (sample.cpuMicrosPerOp !== undefined) parts.push(`${Math.round(sample.cpuMicrosPerOp)} µs CPU/op`);
+  for (const [key, value] of Object.entries(sample.values ?? {}))
+    parts.push(`${key} ${Number(value.toFixed(2))}`);
+  if (sample.peakRssBytes !== undefined)
+    parts.push(`peak RSS ${Math.round(sample.peakRssBytes / 1024 / 1024)} MB`);
+  return parts.join(', ');
 }
 
-function loopRows(c: Comparison, unit: string): string {
-  return [
-    `| ${c.baseline.name} | ${c.baseline.perSecond.toLocaleString('en-US')} ${unit} | |`,
-    `| ${c.subject.name} | ${c.subject.perSecond.toLocaleString('en-US')} ${unit} | **${c.ratio.toFixed(2)}** |`,
-  ].join('\n');
+/** Fresh children per subject, or (quick mode) one per configuration, reused by every subject. */
+class Servers {
+  private readonly pool = new Map<string, ServerChild>();
+  constructor(private readonly reuse: boolean) {}
+
+  async acquire(spec: ServerSpec): Promise<ServerChild> {
+    if (!this.reuse) return ServerChild.start(spec);
+    const key = JSON.stringify([spec.label, spec.nodeArgs ?? []]);
+    let server = this.pool.get(key);
+    if (!server) {
+      server = await ServerChild.start(spec);
+      this.pool.set(key, server);
+    }
+    return server;
+  }
+
+  async release(server: ServerChild): Promise<void> {
+    if (!this.reuse) await server.stop();
+  }
+
+  async stopAll(): Promise<void> {
+    const servers = [...this.pool.values()];
+    this.pool.clear();
+    for (const server of servers) await server.stop();
+  }
+
+  killAll(): void {
+    for (const server of this.pool.values()) server.kill();
+  }
+}
+
+async function runSubjects(settings: Settings, subjects: Subject[]): Promise<Samples> {
+  const samples: Samples = new Map();
+  const servers = new Servers(settings.reuseServers);
+  let current: ServerChild | undefined;
+  try {
+    for (let round = 1; round <= settings.rounds; round++) {
+      for (const subject of subjects) {
+        const startedAt = performance.now();
+        current = await servers.acquire(subject.server());
+        const sample = await subject.run(current);
+        current.assertAlive();
+        sample.peakRssBytes ??= (await current.probe()).maxRssBytes;
+        await servers.release(current);
+        current = undefined;
+        const list = samples.get(subject.id) ?? [];
+        list.push(sample);
+        samples.set(subject.id, list);
+        const took = ((performance.now() - startedAt) / 1000).toFixed(1);
+        log(`[${round}/${settings.rounds}] ${subject.name}: ${summary(sample)} (${took} s)`);
+      }
+    }
+    await servers.stopAll();
+  } catch (error) {
+    current?.kill();
+    servers.killAll();
+    throw error;
+  }
+  return samples;
+}
+
+function parseArgs(argv: string[]): { quick: boolean; write: boolean; only: string | undefined } {
+  let quick = false;
+  let write = false;
+  let only: string | undefined;
+  for (const arg of argv) {
+    // `pnpm bench -- --write` may hand the `--` through.
+    if (arg === '--') continue;
+    else if (arg === '--quick') quick = true;
+    else if (arg === '--write') write = true;
+    else if (arg.startsWith('--only=')) only = arg.slice('--only='.length);
+    else throw new Error(`unknown argument ${arg} (expected --quick, --write, --only=<text>)`);
+  }
+  if (write && (quick || only)) throw new Error('--write records a full run: not with --quick or --only');
+  return { quick, write, only };
+}
+
+const BENCH_VARIABLES = [
+  'BENCH_ROUNDS',
+  'BENCH_DURATION',
+  'BENCH_WARMUP',
+  'BENCH_CONNECTIONS',
+  'BENCH_CANCEL_TASKS',
+  'BENCH_IDLE_WS',
+];
+
+function commandLine(): string {
+  const env = BENCH_VARIABLES.filter((name) => process.env[name]).map(
+    (name) => `${name}=${process.env[name]}`,
+  );
+  return [...env, 'pnpm bench -- --write'].join(' ');
+}
+
+function document(
+  settings: Settings,
+  tables: ReportTables,
+  profile: ProfileSummary | undefined,
+  elapsedSeconds: number,
+  loadAtStart: number,
+): string {
+  const s = settings;
+  // Other processes on the machine take CPU from both the server and the load generator: say how busy it was.
+  const load = `load average (1 min) ${loadAtStart.toFixed(2)} at the start, ${os.loadavg()[0]!.toFixed(2)} at the end`;
+  const minutes = (elapsedSeconds / 60).toFixed(1);
+  return `# Benchmarks
+
+Written by \`${commandLine()}\` (the bench package, [\`bench/\`](../bench/README.md)); do not edit by
+hand, run it again.
+
+- **Machine:** ${machineLine()}; ${load}.
+- **Run:** ${new Date().toISOString().slice(0, 10)}, ${minutes} min in all. ${s.rounds} rounds; in each, every subject once, in the
+  order of the tables; figures are the medians over the rounds, and *spread* is (max − min) / median.
+  Each subject ran ${s.warmupSeconds} s of warm-up and then ${s.seconds} s measured, at ${s.connections} connections (HTTP) or
+  calls in flight (the other wires) unless its table says otherwise.
+- **How:** every server under test is a child process of its own, started from its built \`dist/\`
+  (\`node --require bench/dist/probe.js <server>\`, all ports 0), fresh for each subject and round,
+  and stopped after it. Load comes from the bench process: autocannon for the HTTP routes (each
+  request a new task id), and the transports' own clients for SSE JSON-RPC, WebSocket and gRPC and
+  for every stream (each answer checked: the echo text, the number of artifact events, a completed
+  end). *Server CPU* is the child's own \`process.cpuUsage()\` (user + system) over the measured
+  window divided by the calls completed in it; *peak RSS* is the child's \`maxRSS\` over its life. The
+  baselines (bare \`node:http\`, \`HTTPTransport\` with a function handler) do the same echo work as the
+  reference server's \`echo\`: they answer the task completed with an agent message and an artifact
+  carrying the text.
+
+## Targets
+
+${tables.targets}
+
+## Unary echo
+
+\`echo benchmark payload\` as one Task per call. The reference server runs it through the whole
+runtime: server pipeline, \`Agent\`, run store, events. \`HTTPTransport\` + function handler is the
+transport and its server pipeline (which records every task in a run store of its own) without the
+\`Agent\`. HTTP latencies are autocannon's, in whole milliseconds.
+
+${tables.echo}
+
+## Streams
+
+\`stream 3\` and \`stream 100\` (that many artifact events, then the final status) through each streaming
+transport of the reference server: HTTP \`POST /tasks/stream\`, SSE JSON-RPC, WebSocket, gRPC.
+
+${tables.streams}
+
+## Concurrency sweep
+
+The reference server's HTTP echo (memory store) and bare \`node:http\` at each connection count (at
+${s.connections}, the unary echo table's own subjects).
+
+${tables.sweep}
+
+## Payload size
+
+\`echo <text>\` with a text part of each size, at ${s.payloadConnections} connections. The answer carries the text twice more
+(message and artifact), for the bare server as well.
+
+${tables.payload}
+
+## Cancel latency
+
+${s.cancelTasks.toLocaleString('en-US')} tasks running \`sleep 60000\`, each followed by its caller over \`POST /tasks/stream\`,
+then canceled with \`POST /tasks/cancel\` (each on its own connection, opened before the tasks start): all at once,
+or one at a time (the next once the last was answered). Timed from the moment a cancel is written.
+The CPU column is the server's over 1 s while every task sleeps, before the first cancel: the
+tasks' progress events (one per task every 100 ms), the load each cancel competes with.
+
+${tables.cancel}
+
+## Idle WebSocket connections
+
+RSS of the reference server child, after a forced GC, with the connections open minus before they
+were opened; then what came back once they closed.
+
+${tables.idle}
+
+## Profile of the runtime path
+
+The reference server (memory store) under \`node --cpu-prof\`, HTTP echo at ${s.connections} connections for
+${s.seconds} s after ${s.warmupSeconds} s of warm-up; self time of the samples taken during the measured window
+(${profile ? `${Math.round(profile.busyMs).toLocaleString('en-US')} ms busy, ${profile.window}` : 'not run'}), idle and unattributed \`(program)\` time left out.
+
+${tables.profile}
+
+## Not measured
+
+- **@a2a-js/sdk 1.3** (blocking \`SendMessage\` and \`SendStreamingMessage\` doing the same echo work,
+  and the reference server in A2A mode): the reference server has no A2A mode yet. The place for
+  these subjects is marked in \`bench/src/subjects.ts\`.
+`;
 }
 
 async function main(): Promise<void> {
-  const settings = {
-    durationSeconds: Number(process.env.BENCH_DURATION ?? 5),
-    connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
-  };
-  const http = await runHttpBench(settings);
-  for (const c of http) {
-    for (const r of [c.baseline, c.subject]) {
-      if (r.errors || r.non2xx)
-        throw new Error(`${r.name}: ${r.errors} errors, ${r.non2xx} non-2xx responses`);
+  const began = performance.now();
+  const loadAtStart = os.loadavg()[0]!;
+  const args = parseArgs(process.argv.slice(2));
+  const settings = loadSettings(args.quick);
+  const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'agent-bench-'));
+  try {
+    const subjects = buildSubjects(settings, tmpDir).filter((s) => !args.only || s.id.includes(args.only));
+    const runProfile = !args.only || 'profile'.includes(args.only);
+    if (subjects.length === 0 && !runProfile) throw new Error(`no subject id contains ${args.only}`);
+    log(
+      `${args.quick ? 'quick run' : 'full run'}: ${subjects.length} subjects × ${settings.rounds} rounds, ` +
+        `${settings.seconds} s each after ${settings.warmupSeconds} s warm-up`,
+    );
+    const samples = await runSubjects(settings, subjects);
+    let profile: ProfileSummary | undefined;
+    if (runProfile) {
+      profile = await profileReferenceServer(
+        { label: 'reference server, memory store (profiled)', script: referenceServerMain() },
+        {
+          connections: settings.connections,
+          seconds: settings.profileSeconds,
+          warmupSeconds: settings.warmupSeconds,
+        },
+      );
+      log(`profile: ${Math.round(profile.busyMs)} ms busy (${profile.window})`);
     }
-  }
-  const table = [
-    '| subject | req/s | latency p50 / p99 (ms) | ratio | target |',
-    '|---|---:|---:|---:|---|',
-    ...http.map(row),
-  ].join('\n');
-  process.stdout.write(`${table}\n\n`);
-  const grpc = await runGrpcBench({ seconds: settings.durationSeconds, concurrency: settings.connections });
-  const streams = await runStreamBench({ seconds: settings.durationSeconds, concurrency: 4 });
-  const streamTable = [
-    '| subject | throughput | ratio |',
-    '|---|---:|---:|',
-    loopRows(grpc, 'calls/s'),
-    loopRows(streams.ws, 'events/s'),
-    loopRows(streams.sse, 'events/s'),
-  ].join('\n');
-  process.stdout.write(`${streamTable}\n`);
-  if (process.argv.includes('--write')) {
-    const doc = `# Benchmarks
-
-Reproduce with \`pnpm bench -- --write\` (BENCH_DURATION=${settings.durationSeconds} s per subject,
-${settings.connections} connections, after a 1 s warm-up; every subject runs in the same process, one
-after another, on the same machine). Numbers vary from run to run by about 10 %; compare the ratios,
-which pit each subject against its bare baseline measured minutes apart in the same run.
-
-Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}.
-
-## HTTP: POST /tasks/ echo (autocannon)
-
-The payload is one Task with one text message; the handler returns it completed. The \`node\`
-backend is compared with a bare \`node:http\` JSON echo, the \`express\` backend with a bare express 5
-\`express.json()\` echo. The transport's numbers include the server pipeline (authentication step,
-Task schema validation, dispatch, error policy), routing, the body limit, JSON parsing and the
-handler call. The \`express\` backend reads bodies with the same capped reader as the \`node\` backend
-(not \`express.json()\`), which is why it can outrun its baseline.
-
-${table}
-
-## gRPC unary and streamed events
-
-gRPC: \`GRPCTransport\` Invoke (send_task echo, through the proto codec and the Task schema check) against
-a bare grpc-js unary echo that parses and re-serializes the same Task JSON, ${settings.connections} calls in
-flight. Streams: 4 concurrent streams of 1,000 \`task.artifact\` events each through
-\`WebSocketTransport\` / \`SSETransport\` (server and client), against a bare \`ws\` server writing the same
-frames and a bare \`node:http\` SSE writer read with eventsource-parser.
-
-${streamTable}
-`;
-    writeFileSync(path.resolve(__dirname, '../../docs/benchmarks.md'), doc);
-    process.stdout.write('wrote docs/benchmarks.md\n');
+    const tables = buildTables(settings, subjects, samples, profile);
+    const elapsed = (performance.now() - began) / 1000;
+    process.stdout.write(
+      `${[tables.targets, tables.echo, tables.streams, tables.sweep, tables.payload, tables.cancel, tables.idle, tables.profile].join('\n\n')}\n`,
+    );
+    log(`done in ${elapsed.toFixed(1)} s`);
+    if (args.write) {
+      const target = path.resolve(__dirname, '../../docs/benchmarks.md');
+      writeFileSync(target, document(settings, tables, profile, elapsed, loadAtStart));
+      log(`wrote ${path.relative(process.cwd(), target)}`);
+    }
+  } finally {
+    rmSync(tmpDir, { recursive: true, force: true });
   }
 }
 
