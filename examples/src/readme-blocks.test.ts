@@ -97,6 +97,16 @@ const RUNNABLE: RunnableBlock[] = [
   },
   { readme: 'packages/transport-http/README.md', after: '## Example', expect: ['completed', 'task.status'] },
   {
+    readme: 'packages/transport-http/README.md',
+    after: '## Extra routes',
+    expect: ['buy milk', 'true Note todo/today not found'],
+  },
+  {
+    readme: 'packages/registry/README.md',
+    after: '## Example',
+    expect: ['translator true', 'bonjour', 'Agent translator is not registered'],
+  },
+  {
     readme: 'packages/transport-sse/README.md',
     after: '## Example',
     expect: ['completed', 'task.status completed'],
