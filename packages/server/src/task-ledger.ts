@@ -159,7 +159,8 @@ type Write = { events: TaskEvent[] } | { snapshot: Task };
 
 /**
  * One task's store writes, in the order they were made, one at a time. Events recorded while a write
- * is busy go to the store in one append.
+ * is busy go to the store in one append, and a snapshot still waiting its turn takes the newer task
+ * instead of a second snapshot being queued (the first is only ever overwritten by the second).
  */
 class TaskWrites {
   private readonly queue: Write[] = [];
@@ -172,7 +173,11 @@ class TaskWrites {
   ) {}
 
   snapshot(task: Task): void {
-    this.queue.push({ snapshot: task });
+    // The waiting snapshot may sit before events queued after it: saving the newer task there still
+    // creates the record before they are appended, and leaves the same record once all is written.
+    const waiting = this.queue.find((write): write is { snapshot: Task } => 'snapshot' in write);
+    if (waiting) waiting.snapshot = task;
+    else this.queue.push({ snapshot: task });
     this.draining ??= this.drain();
   }
 
