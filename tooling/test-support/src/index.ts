@@ -14,3 +14,4 @@ export {
   type TenantOptionHarness,
   type TenantTransport,
 } from './tenant-option-suite.js';
+export { startServerProcess, type ListeningLine, type ServerProcess } from './server-process.js';

@@ -1,74 +1,11 @@
-/** Starts the built reference server (`dist/main.js`) as a real child process and reads its lines. */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+/** This app's built server (`dist/main.js`) as a real child process: the shared starter, pointed here. */
 import path from 'node:path';
-import { createInterface } from 'node:readline';
+import { startServerProcess as startProcess, type ServerProcess } from '@agent/test-support';
 
-export const MAIN = path.resolve(__dirname, '../../dist/main.js');
+export type { ServerProcess } from '@agent/test-support';
 
-export interface ListeningLine {
-  http: string;
-  sse: string;
-  ws: string;
-  grpc: string;
-}
+const MAIN = path.resolve(__dirname, '../../dist/main.js');
 
-export interface ServerProcess {
-  readonly child: ChildProcess;
-  readonly urls: ListeningLine;
-  /** Resolves with the exit code (null when killed by a signal) once the process is gone. */
-  readonly exited: Promise<number | null>;
-  /** Sends `signal` (SIGTERM by default) unless the process is gone, and waits for the exit. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-  stderr(): string;
-}
-
-/**
- * Every transport on a free port (the listening line says which); `env` adds to PATH alone, so the
- * test's own environment (an AGENT_* of the developer's) cannot leak in.
- */
-export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HTTP_PORT: '0',
-      SSE_PORT: '0',
-      WS_PORT: '0',
-      GRPC_PORT: '0',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = (once(child, 'exit') as Promise<[number | null]>).then(([code]) => code);
-  const lines = createInterface({ input: child.stdout! });
-  const listening = new Promise<ListeningLine>((resolve) => {
-    lines.on('line', (line) => {
-      let record: { event?: string } & ListeningLine;
-      try {
-        record = JSON.parse(line) as typeof record;
-      } catch {
-        return; // not one of the server's JSON lines
-      }
-      if (record.event === 'listening')
-        resolve({ http: record.http, sse: record.sse, ws: record.ws, grpc: record.grpc });
-    });
-  });
-  const urls = await Promise.race([
-    listening,
-    exited.then((code) => {
-      throw new Error(`the server exited with ${String(code)} before listening: ${stderr}`);
-    }),
-  ]);
-  return {
-    child,
-    urls,
-    exited,
-    stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
-    },
-    stderr: () => stderr,
-  };
+export function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
+  return startProcess(MAIN, env);
 }
