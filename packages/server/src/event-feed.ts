@@ -5,8 +5,11 @@ import type { LiveTask } from './task-ledger.js';
 export type FeedSource =
   | {
       live: LiveTask;
+      /** The sequence to follow from; events of earlier runs (at or below `live.base`) are in `prefix`. */
       after: number;
       /** The call that started the run: it sees an early failure as an error. */ starter: boolean;
+      /** Stored events of a continued task's earlier runs after `after`, given before the live ones. */
+      prefix?: TaskEvent[];
     }
   | { stored: TaskEvent[] };
 
@@ -66,13 +69,17 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
         throw this.hooks.toWire(error);
       }
       if (this.done) return DONE;
-      if ('live' in this.source) this.cursor = this.source.after;
+      if ('live' in this.source) this.cursor = Math.max(0, this.source.after - this.source.live.base);
     }
     const source = this.source;
+    // A continued task has a final status per run: only the last one recorded ends the feed.
+    if ('live' in source && source.prefix !== undefined && source.prefix.length > 0) {
+      return this.give(source.prefix.shift()!, false);
+    }
     if ('stored' in source) {
       const event = source.stored[this.cursor++];
       if (event === undefined) return this.end();
-      return this.give(event);
+      return this.give(event, this.cursor === source.stored.length);
     }
     const live = source.live;
     for (;;) {
@@ -96,9 +103,9 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
     return DONE;
   }
 
-  private give(event: TaskEvent): IteratorResult<TaskEvent> {
+  private give(event: TaskEvent, last = true): IteratorResult<TaskEvent> {
     this.yielded++;
-    if (isFinalEvent(event)) this.finish();
+    if (last && isFinalEvent(event)) this.finish();
     return { done: false, value: event };
   }
 

@@ -7,6 +7,7 @@ export {
   type CallOwner,
   settlesWithin,
   type ServerPipelineOptions,
+  type OpenOptions,
   type ServerState,
 } from './pipeline.js';
 export {

@@ -2,9 +2,14 @@ import {
   ANONYMOUS_PRINCIPAL,
   AgentError,
   InvalidRequestError,
+  TaskAlreadyRunningError,
   TaskNotCancelableError,
   TaskNotFoundError,
+  UnsupportedOperationError,
+  isTerminalState,
   nowIso,
+  validateMessage,
+  type Message,
   type TaskList,
   type TaskStatusEvent,
   MethodNotFoundError,
@@ -71,6 +76,14 @@ export function resolveTenant(request: RequestInfo, security: SecurityContextLik
     throw new PermissionDeniedError('The caller may not act for the tenant named');
   }
   return tenant;
+}
+
+export interface OpenOptions {
+  /**
+   * Authenticate, but leave the tenant to {@link ServerPipeline.scope}: for wires that carry it in the
+   * body (read only after authentication). The call acts for `""` until scoped.
+   */
+  deferTenant?: boolean;
 }
 
 export interface ServerPipelineOptions {
@@ -196,19 +209,50 @@ export class ServerPipeline {
    * resolves the tenant ({@link resolveTenant}) and returns the call the operation runs under.
    * Rejects with UNAVAILABLE, UNAUTHENTICATED, INVALID_REQUEST or PERMISSION_DENIED.
    */
-  open(request: RequestInfo): Promise<ServerCall> {
+  open(request: RequestInfo, options: OpenOptions = {}): Promise<ServerCall> {
     if (this.stateValue === 'stopping') {
       return Promise.reject(new UnavailableError('The server is stopping'));
     }
+    const defer = options.deferTenant === true;
     const authenticator = this.authenticator;
-    if (!authenticator) return this.callFor(request, undefined);
+    if (!authenticator) return this.callFor(request, undefined, defer);
     return authenticateRequest({ authenticator, headers: request.headers, query: request.query }).then(
-      (security) => this.callFor(request, security),
+      (security) => this.callFor(request, security, defer),
       (error: unknown) => Promise.reject(this.wireError(error, 'authenticate')),
     );
   }
 
-  private callFor(request: RequestInfo, security: SecurityContextLike | undefined): Promise<ServerCall> {
+  /**
+   * The same call acting for `tenant` (undefined: the tenant its request carries, or `""`), checked
+   * as {@link open} checks it: for wires that name the tenant inside the body or the path, read after
+   * authentication (an A2A request's `params.tenant`). Throws the wire error (INVALID_REQUEST,
+   * PERMISSION_DENIED).
+   */
+  scope(call: ServerCall, tenant: string | undefined): ServerCall {
+    // The request itself stays as it is (a transport's own object); only the tenant it names changes.
+    const request: RequestInfo =
+      tenant === undefined
+        ? call.request
+        : (Object.create(call.request, { tenant: { value: tenant, enumerable: true } }) as RequestInfo);
+    try {
+      return new ServerCall(
+        call.request,
+        call.security,
+        this.transport,
+        resolveTenant(request, call.security),
+      );
+    } catch (error) {
+      throw this.wireError(error, 'tenant', call);
+    }
+  }
+
+  private callFor(
+    request: RequestInfo,
+    security: SecurityContextLike | undefined,
+    deferTenant = false,
+  ): Promise<ServerCall> {
+    // Authenticated, tenant still to come: the caller names it later through scope().
+    if (deferTenant) return Promise.resolve(new ServerCall(request, security, this.transport, ''));
     try {
       return Promise.resolve(
         new ServerCall(request, security, this.transport, resolveTenant(request, security)),
@@ -251,6 +295,74 @@ export class ServerPipeline {
     if (found) return 'record' in found ? found.record.task : found.live.result;
     const { live, attached } = this.tasks.begin(call.owner, task);
     if (attached) return live.result;
+    return this.runToEnd(call, live, task);
+  }
+
+  /**
+   * Continues one of the caller's tasks that stopped waiting for the caller (`input-required`,
+   * `auth-required`): `message` is added to its messages and the task runs again under the same id,
+   * its events numbered after the ones it recorded before; resolves with the finished Task. An id
+   * the caller does not own is TASK_NOT_FOUND; a task still running TASK_ALREADY_RUNNING; a finished
+   * one (completed, failed, canceled, rejected) UNSUPPORTED_OPERATION.
+   */
+  continueTask(call: ServerCall, taskId: string, message: Message): Promise<Task> {
+    let input: Message;
+    try {
+      this.refuseNewWork();
+      input = readMessage(message, this.strict);
+    } catch (error) {
+      return Promise.reject(this.wireError(error, 'send_task', call));
+    }
+    call.taskId = taskId;
+    return this.track(call, 'send_task', async () => {
+      const { live, task } = await this.resume(call, taskId, input);
+      return this.runToEnd(call, live, task);
+    });
+  }
+
+  /** {@link continueTask} as a stream: the continued run's events (numbered after the earlier ones). */
+  continueStream(call: ServerCall, taskId: string, message: Message): EventFeed {
+    let input: Message;
+    try {
+      this.refuseNewWork();
+      input = readMessage(message, this.strict);
+    } catch (error) {
+      return EventFeed.rejected(this.wireError(error, 'stream_task', call));
+    }
+    call.taskId = taskId;
+    return this.feed(call, 'stream_task', async () => {
+      const { live, task } = await this.resume(call, taskId, input);
+      void this.drive(call, live, task);
+      return { live, after: live.base, starter: true };
+    });
+  }
+
+  /** Registers the next run of a waiting task of the caller's (see {@link continueTask}). */
+  private async resume(
+    call: ServerCall,
+    taskId: string,
+    message: Message,
+  ): Promise<{ live: LiveTask; task: Task }> {
+    const found = await this.tasks.lookup(call.owner, taskId);
+    if (!found) throw taskNotFound(taskId);
+    if ('live' in found) throw stillRunning(taskId);
+    const stored = found.record.task;
+    if (isTerminalState(stored.state)) {
+      throw new UnsupportedOperationError(
+        `Task ${taskId} is ${stored.state}: a finished task takes no further message`,
+        { data: { task_id: taskId, state: stored.state } },
+      );
+    }
+    const base = (await this.tasks.store.listTaskEvents(call.owner, taskId)).length;
+    const task: Task = { ...stored, state: 'submitted', messages: [...stored.messages, message] };
+    // Two continuations racing: the second finds the first registered.
+    const { live, attached } = this.tasks.begin(call.owner, task, base);
+    if (attached) throw stillRunning(taskId);
+    return { live, task };
+  }
+
+  /** Runs a registered task to its end as a unary call: records `working`, the final status, the store writes. */
+  private async runToEnd(call: ServerCall, live: LiveTask, task: Task): Promise<Task> {
     this.tasks.record(live, statusEvent(task, 'working'));
     const run = this.runCall(call, task.id);
     try {
@@ -392,7 +504,7 @@ export class ServerPipeline {
     return this.feed(call, 'subscribe_task', async () => {
       const found = await this.tasks.lookup(call.owner, query.taskId);
       if (!found) throw taskNotFound(query.taskId);
-      if ('live' in found) return { live: found.live, after: query.after, starter: false };
+      if ('live' in found) return this.follow(call.owner, found.live, query.after);
       return { stored: await this.storedEvents(call.owner, query.taskId, query.after) };
     });
   }
@@ -427,7 +539,7 @@ export class ServerPipeline {
     return this.feed(call, 'stream_task', async () => {
       const found = await this.tasks.lookup(call.owner, task.id);
       if (found && 'record' in found) return { stored: await this.storedEvents(call.owner, task.id, 0) };
-      if (found) return { live: found.live, after: 0, starter: false };
+      if (found) return this.follow(call.owner, found.live, 0);
       const { live, attached } = this.tasks.begin(call.owner, task);
       if (!attached) void this.drive(call, live, task);
       return { live, after: 0, starter: !attached };
@@ -470,6 +582,20 @@ export class ServerPipeline {
     } finally {
       this.release(run);
     }
+  }
+
+  /**
+   * A running task followed from `after`: a continued task's earlier runs are in the store, so what
+   * of them comes after `after` is read from there and given first.
+   */
+  private async follow(owner: TaskOwner, live: LiveTask, after: number): Promise<FeedSource> {
+    if (after >= live.base) return { live, after, starter: false };
+    const earlier = await this.tasks.store.listTaskEvents(owner, live.taskId, {
+      after,
+      limit: live.base - after,
+    });
+    const prefix = earlier.map(({ sequence, event }) => ({ ...event, sequence }) as TaskEvent);
+    return { live, after: live.base, starter: false, prefix };
   }
 
   /** A finished task's stored events after `after`, each with the sequence the store gave it. */
@@ -591,6 +717,15 @@ export class ServerPipeline {
 /** What an unknown id answers, and so also another owner's id: the same code, message and data. */
 function taskNotFound(taskId: string): TaskNotFoundError {
   return new TaskNotFoundError(`Task ${taskId} not found`, { data: { task_id: taskId } });
+}
+
+function stillRunning(taskId: string): TaskAlreadyRunningError {
+  return new TaskAlreadyRunningError(`Task ${taskId} is still running`, { data: { task_id: taskId } });
+}
+
+/** A continuation's message, checked like the messages of a submitted task. */
+function readMessage(message: unknown, strict: boolean): Message {
+  return validateMessage(message, { strict });
 }
 
 function statusEvent(task: Task, state: Task['state']): TaskStatusEvent {

@@ -7,7 +7,7 @@ import { InMemoryRunStore, type RunStore, type TaskOwner, type TaskRecord } from
  * over and the store holds everything; from then on the store answers.
  */
 export class LiveTask {
-  /** Every event recorded so far; `events[i].sequence === i + 1`. */
+  /** Every event this run recorded so far; `events[i].sequence === base + i + 1`. */
   readonly events: TaskEvent[] = [];
   /** The latest known snapshot: the input, then the state of each status, then the final task. */
   task: Task;
@@ -22,6 +22,11 @@ export class LiveTask {
   constructor(
     readonly owner: TaskOwner,
     input: Task,
+    /**
+     * Events the task recorded in earlier runs (a continued task: the store holds them, this run's
+     * numbers follow on). 0 for a new task.
+     */
+    readonly base = 0,
   ) {
     this.task = input;
     this.result = new Promise<Task>((resolve) => (this.resolveResult = resolve));
@@ -29,6 +34,11 @@ export class LiveTask {
 
   get taskId(): string {
     return this.task.id;
+  }
+
+  /** The sequence of the latest recorded event (`base` before this run records any). */
+  get lastSequence(): number {
+    return this.base + this.events.length;
   }
 
   /** True once the final status is recorded: no event follows it. */
@@ -44,7 +54,7 @@ export class LiveTask {
 
   /** @internal Numbers the event and keeps it; returns the sequenced copy. */
   add(event: TaskEvent): TaskEvent {
-    const sequenced = { ...event, sequence: this.events.length + 1 } as TaskEvent;
+    const sequenced = { ...event, sequence: this.lastSequence + 1 } as TaskEvent;
     this.events.push(sequenced);
     if (sequenced.type === 'task.status') {
       this.task =
@@ -116,12 +126,13 @@ export class TaskLedger {
   /**
    * Registers a new run of `task` for `owner` and stores its first snapshot. Synchronous up to the
    * registration, so two submissions of one id cannot both start it: the second gets `attached`.
+   * `base`: the events a continued task recorded before (its new events are numbered after them).
    */
-  begin(owner: TaskOwner, task: Task): { live: LiveTask; attached: boolean } {
+  begin(owner: TaskOwner, task: Task, base = 0): { live: LiveTask; attached: boolean } {
     const key = taskKey(owner, task.id);
     const existing = this.running.get(key);
     if (existing) return { live: existing, attached: true };
-    const live = new LiveTask({ tenant: owner.tenant, principal_id: owner.principal_id }, task);
+    const live = new LiveTask({ tenant: owner.tenant, principal_id: owner.principal_id }, task, base);
     this.running.set(key, live);
     const writes = new TaskWrites(this.store, live, this.logger);
     this.writes.set(live, writes);

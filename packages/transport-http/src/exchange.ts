@@ -52,7 +52,17 @@ export abstract class ExchangeRoute implements HttpEndpoint {
   serve(req: IncomingMessage, res: ServerResponse, scope: RequestScope, body?: unknown): void {
     const exchange = new Exchange(this, req, res, scope, body);
     // The pipeline authenticates before any body is read: an unauthenticated upload costs nothing.
-    this.pipeline.open(exchange).then(onOpened, (error: unknown) => exchange.refuse(error));
+    this.open(exchange).then(onOpened, (error: unknown) => exchange.refuse(error));
+  }
+
+  /** Opens the call on the pipeline (an endpoint that authenticates differently overrides it). */
+  protected open(exchange: Exchange): Promise<ServerCall> {
+    return this.pipeline.open(exchange);
+  }
+
+  /** Writes an error answer; the body may still be unread (it is drained first). */
+  writeRefusal(res: ServerResponse, error: unknown, _req: IncomingMessage): void {
+    writeError(res, error);
   }
 
   /**
@@ -139,8 +149,8 @@ export class Exchange implements RequestInfo {
 
   /** Answers an error while the body may still be unread. */
   refuse(error: unknown): void {
-    const res = this.res;
-    answerAfterDrain(this.req, res, this.route.maxBodyBytes, () => writeError(res, error));
+    const { req, res, route } = this;
+    answerAfterDrain(req, res, route.maxBodyBytes, () => route.writeRefusal(res, error, req));
   }
 
   /** A failure of the wire itself (an unreadable body or path), through the pipeline's error policy. */

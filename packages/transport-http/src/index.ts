@@ -10,6 +10,7 @@ export {
   type JsonEndpointInput,
   type JsonEndpointSpec,
 } from './json-endpoint.js';
+export { exchangeEndpoint, type ExchangeEndpointSpec, type ExchangeInput } from './exchange-endpoint.js';
 export { NodeBackend } from './node-backend.js';
 export { ExpressBackend, type ExpressBackendOptions } from './express-backend.js';
 export type { HttpResponseError } from './client.js';
