@@ -77,6 +77,25 @@ describe('error table', () => {
     expect(errorCodeForGrpcStatus(999)).toBe('INTERNAL');
     expect(errorCodeForHttpStatus(401)).toBe('UNAUTHENTICATED');
     expect(errorCodeForHttpStatus(502)).toBe('INTERNAL');
+    // A2A's own codes are never guessed from a bare status.
+    expect(errorCodeForHttpStatus(415)).toBe('INVALID_REQUEST');
+    expect(errorCodeForGrpcStatus(13)).toBe('INTERNAL');
+  });
+
+  it('carries A2A 1.0 conditions with their JSON-RPC codes', () => {
+    const rows = {
+      PUSH_NOTIFICATION_NOT_SUPPORTED: -32003,
+      CONTENT_TYPE_NOT_SUPPORTED: -32005,
+      INVALID_AGENT_RESPONSE: -32006,
+      EXTENDED_AGENT_CARD_NOT_CONFIGURED: -32007,
+      VERSION_NOT_SUPPORTED: -32009,
+    } as const;
+    for (const [code, jsonRpc] of Object.entries(rows) as [keyof typeof rows, number][]) {
+      expect(ERROR_CODES[code].jsonRpcCode).toBe(jsonRpc);
+      const error = AgentError.fromJSON({ code, message: 'm' });
+      expect(error).toBeInstanceOf(errorClassFor(code));
+      expect(error.code).toBe(code);
+    }
   });
 });
 

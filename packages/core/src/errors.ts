@@ -165,10 +165,54 @@ export const ERROR_CODES = {
     grpcStatus: 'UNAVAILABLE',
     message: 'Service unavailable',
   },
+  // A2A 1.0's own conditions, with its JSON-RPC codes (the A2A bindings and the A2A client use them).
+  PUSH_NOTIFICATION_NOT_SUPPORTED: {
+    httpStatus: 400,
+    jsonRpcCode: -32003,
+    grpcStatus: 'FAILED_PRECONDITION',
+    message: 'Push notifications are not supported',
+  },
+  CONTENT_TYPE_NOT_SUPPORTED: {
+    httpStatus: 415,
+    jsonRpcCode: -32005,
+    grpcStatus: 'INVALID_ARGUMENT',
+    message: 'Content type not supported',
+  },
+  INVALID_AGENT_RESPONSE: {
+    httpStatus: 502,
+    jsonRpcCode: -32006,
+    grpcStatus: 'INTERNAL',
+    message: 'Invalid agent response',
+  },
+  EXTENDED_AGENT_CARD_NOT_CONFIGURED: {
+    httpStatus: 400,
+    jsonRpcCode: -32007,
+    grpcStatus: 'FAILED_PRECONDITION',
+    message: 'Extended agent card not configured',
+  },
+  VERSION_NOT_SUPPORTED: {
+    httpStatus: 400,
+    jsonRpcCode: -32009,
+    grpcStatus: 'FAILED_PRECONDITION',
+    message: 'Protocol version not supported',
+  },
   INTERNAL: { httpStatus: 500, jsonRpcCode: -32603, grpcStatus: 'INTERNAL', message: 'Internal error' },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * A2A's own conditions are told by their JSON-RPC code or error body, never guessed from a bare
+ * status: a 502 from a proxy is not an A2A agent's invalid response.
+ */
+const A2A_ONLY_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'PUSH_NOTIFICATION_NOT_SUPPORTED',
+  'CONTENT_TYPE_NOT_SUPPORTED',
+  'INVALID_AGENT_RESPONSE',
+  'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
+  'VERSION_NOT_SUPPORTED',
+]);
+const INFERABLE_CODES = (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => !A2A_ONLY_CODES.has(code));
 
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, value);
@@ -320,6 +364,12 @@ export class UnavailableError extends coded('UNAVAILABLE') {}
 export class AlreadyExistsError extends coded('ALREADY_EXISTS') {}
 /** A bounded resource is full (a registry at `maxEntries`). */
 export class ResourceExhaustedError extends coded('RESOURCE_EXHAUSTED') {}
+export class PushNotificationNotSupportedError extends coded('PUSH_NOTIFICATION_NOT_SUPPORTED') {}
+export class ContentTypeNotSupportedError extends coded('CONTENT_TYPE_NOT_SUPPORTED') {}
+/** A peer answered something its protocol does not allow (a malformed A2A result, say). */
+export class InvalidAgentResponseError extends coded('INVALID_AGENT_RESPONSE') {}
+export class ExtendedAgentCardNotConfiguredError extends coded('EXTENDED_AGENT_CARD_NOT_CONFIGURED') {}
+export class VersionNotSupportedError extends coded('VERSION_NOT_SUPPORTED') {}
 export class InternalError extends coded('INTERNAL') {}
 
 const CLASSES: Record<ErrorCode, AgentErrorClass> = {
@@ -345,6 +395,11 @@ const CLASSES: Record<ErrorCode, AgentErrorClass> = {
   UNAVAILABLE: UnavailableError,
   ALREADY_EXISTS: AlreadyExistsError,
   RESOURCE_EXHAUSTED: ResourceExhaustedError,
+  PUSH_NOTIFICATION_NOT_SUPPORTED: PushNotificationNotSupportedError,
+  CONTENT_TYPE_NOT_SUPPORTED: ContentTypeNotSupportedError,
+  INVALID_AGENT_RESPONSE: InvalidAgentResponseError,
+  EXTENDED_AGENT_CARD_NOT_CONFIGURED: ExtendedAgentCardNotConfiguredError,
+  VERSION_NOT_SUPPORTED: VersionNotSupportedError,
   INTERNAL: InternalError,
 };
 
@@ -355,16 +410,12 @@ export function errorClassFor(code: ErrorCode): AgentErrorClass {
 
 /** Finds the table entry whose gRPC status number matches; used by clients without a code trailer. */
 export function errorCodeForGrpcStatus(status: number): ErrorCode {
-  const match = (Object.keys(ERROR_CODES) as ErrorCode[]).find(
-    (code) => GRPC_STATUS[ERROR_CODES[code].grpcStatus] === status,
-  );
+  const match = INFERABLE_CODES.find((code) => GRPC_STATUS[ERROR_CODES[code].grpcStatus] === status);
   return match ?? 'INTERNAL';
 }
 
 /** Finds the most specific table entry for an HTTP status; used by clients reading a non-JSON error. */
 export function errorCodeForHttpStatus(status: number): ErrorCode {
-  const match = (Object.keys(ERROR_CODES) as ErrorCode[]).find(
-    (code) => ERROR_CODES[code].httpStatus === status,
-  );
+  const match = INFERABLE_CODES.find((code) => ERROR_CODES[code].httpStatus === status);
   return match ?? (status >= 500 ? 'INTERNAL' : 'INVALID_REQUEST');
 }
