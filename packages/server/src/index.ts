@@ -46,5 +46,10 @@ export {
   type LifecycleSettings,
 } from './transport-options.js';
 export { TransportBase, type TransportDefinition, type Listening } from './transport-base.js';
-export { clientCredentialsFrom, authenticateClient, type ClientAuthOptions } from './client-auth.js';
+export {
+  clientCredentialsFrom,
+  authenticateClient,
+  describeClientAuth,
+  type ClientAuthOptions,
+} from './client-auth.js';
 export { isLocalHost, isValidPort, formatHostPort, withPort } from './local-url.js';

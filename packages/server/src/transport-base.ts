@@ -1,5 +1,4 @@
 import {
-  UnsupportedOperationError,
   ValueError,
   handlerFromFunction,
   type ClientRequestSpec,
@@ -16,7 +15,7 @@ import {
 } from '@agent/core';
 import { describeComponent, parseTransportUrl, type TransportAddress } from '@agent/core/internal';
 import type { Authenticator, ClientCredentials, SecurityContext } from '@agent/auth';
-import { authenticateClient, clientCredentialsFrom } from './client-auth.js';
+import { authenticateClient, clientCredentialsFrom, describeClientAuth } from './client-auth.js';
 import { isLocalHost, isValidPort, withPort } from './local-url.js';
 import { ServerPipeline } from './pipeline.js';
 import {
@@ -288,17 +287,10 @@ export abstract class TransportBase<
       ...this.describeOptions(),
     };
     if (this.tenant !== '') options.tenant = this.tenant;
-    if (this.tls) options.tls = pemStrings(this.tls);
-    if (this.credentials) options.credentials = this.credentials.credential;
-    if (this.authenticator) {
-      const describable = this.authenticator as Authenticator & { describe?: () => ComponentDescriptor };
-      if (typeof describable.describe !== 'function') {
-        throw new UnsupportedOperationError(
-          `${this.authenticator.constructor.name} has no describe(), so this transport cannot be rebuilt in a worker`,
-        );
-      }
-      options.authenticator = describable.describe();
-    }
+    Object.assign(
+      options,
+      describeClientAuth({ tls: this.tls, credentials: this.credentials, authenticator: this.authenticator }),
+    );
     return describeComponent(this.definition.module, this.definition.className, options);
   }
 
@@ -318,15 +310,4 @@ export abstract class TransportBase<
     }
     return tls;
   }
-}
-
-/** Buffers do not survive `structuredClone` as Buffers; PEM text does. */
-function pemStrings(tls: TlsOptions): TlsOptions {
-  const text = (value: string | Buffer): string =>
-    typeof value === 'string' ? value : value.toString('utf8');
-  const result: TlsOptions = { ...tls };
-  if (tls.cert !== undefined) result.cert = text(tls.cert);
-  if (tls.key !== undefined) result.key = text(tls.key);
-  if (tls.ca !== undefined) result.ca = Array.isArray(tls.ca) ? tls.ca.map(text) : text(tls.ca);
-  return result;
 }

@@ -1,12 +1,8 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import type { Readable } from 'node:stream';
-import axios, { type AxiosInstance, type AxiosRequestConfig, type AxiosResponse } from 'axios';
+import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import {
   AgentError,
-  DeadlineExceededError,
   InternalError,
-  PayloadTooLargeError,
   TaskCanceledError,
   UnavailableError,
   errorClassFor,
@@ -20,6 +16,7 @@ import { isRecord } from '@agent/core/internal';
 import { SSE_CONTENT_TYPE } from '@agent/server/node';
 import { callTarget } from './call-target.js';
 import { EventDecoder } from './codec.js';
+import { CallSignal, HttpSession } from './http-session.js';
 
 /** An AgentError rebuilt from an HTTP error response; `status` is the HTTP status received. */
 export type HttpResponseError = AgentError & { readonly status: number };
@@ -54,11 +51,11 @@ export interface StreamOptions extends RequestOptions {
  * UNAVAILABLE, the deadline DEADLINE_EXCEEDED, a caller's abort TASK_CANCELED.
  */
 export class HttpClient {
-  private instance: AxiosInstance | undefined;
-  private httpAgent: HttpAgent | undefined;
-  private httpsAgent: HttpsAgent | undefined;
+  private readonly session: HttpSession;
 
-  constructor(private readonly options: HttpClientOptions) {}
+  constructor(private readonly options: HttpClientOptions) {
+    this.session = new HttpSession({ maxResponseBytes: options.maxResponseBytes, tls: options.tls });
+  }
 
   /** One call; `timeoutMs` bounds it from connect to last byte. */
   async request<TResult>(
@@ -72,9 +69,9 @@ export class HttpClient {
     const call = new CallSignal(options.timeoutMs ?? this.options.timeoutMs, options.signal);
     let response: AxiosResponse<string>;
     try {
-      response = await this.client().request<string>(await this.config(spec, url, body, call));
+      response = await this.session.axios.request<string>(await this.config(spec, url, body, call));
     } catch (error) {
-      throw this.failure(error, url, call);
+      throw this.session.failure(error, url, call);
     } finally {
       call.dispose();
     }
@@ -108,11 +105,11 @@ export class HttpClient {
       config.responseType = 'stream';
       config.headers = { ...config.headers, accept: SSE_CONTENT_TYPE };
       if (subscription && options.after !== 0) config.headers['last-event-id'] = String(options.after);
-      const response = await this.client().request<Readable>(config);
+      const response = await this.session.axios.request<Readable>(config);
       body = response.data;
       call.endDeadline();
       if (response.status >= 400) {
-        const text = await readText(body, this.options.maxResponseBytes, url);
+        const text = await this.session.readText(body, url);
         throw this.responseError(response.status, response.statusText, text, url);
       }
       const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
@@ -124,7 +121,7 @@ export class HttpClient {
       }
     } catch (error) {
       call.dispose();
-      throw this.failure(error, url, call);
+      throw this.session.failure(error, url, call);
     }
     const decoder = new EventDecoder(this.options.maxResponseBytes, url);
     const abandon = (): void => {
@@ -142,7 +139,7 @@ export class HttpClient {
         }
       }
     } catch (error) {
-      throw this.failure(error, url, call);
+      throw this.session.failure(error, url, call);
     } finally {
       options.signal?.removeEventListener('abort', abandon);
       call.dispose();
@@ -154,11 +151,7 @@ export class HttpClient {
 
   /** Closes pooled connections; a later request opens new ones. */
   close(): void {
-    this.httpAgent?.destroy();
-    this.httpsAgent?.destroy();
-    this.httpAgent = undefined;
-    this.httpsAgent = undefined;
-    this.instance = undefined;
+    this.session.close();
   }
 
   /** `body`: what {@link callTarget} made of the call's data (undefined for GET and DELETE). */
@@ -176,32 +169,6 @@ export class HttpClient {
       headers: { accept: 'application/json', ...headers },
       signal: call.signal,
     };
-  }
-
-  /** What a failed call becomes: the caller's abort, the deadline, an oversized answer, or the network. */
-  private failure(error: unknown, url: string, call: CallSignal): AgentError {
-    if (error instanceof AgentError) return error;
-    if (call.callerAborted) {
-      return new TaskCanceledError(`Request to ${url} was aborted by the caller`, { cause: error });
-    }
-    if (call.deadlinePassed) {
-      return new DeadlineExceededError(`Request to ${url} timed out after ${call.timeoutMs} ms`, {
-        cause: error,
-      });
-    }
-    if (isOverflow(error)) {
-      const max = this.options.maxResponseBytes;
-      return new PayloadTooLargeError(`The response from ${url} exceeds maxResponseBytes (${max} bytes)`, {
-        cause: error,
-        data: { max_response_bytes: max },
-      });
-    }
-    const code = (error as { code?: unknown }).code;
-    const reason = typeof code === 'string' ? code : (error as Error).message;
-    return new UnavailableError(`Request to ${url} failed: ${reason}`, {
-      cause: error,
-      data: typeof code === 'string' ? { code } : undefined,
-    });
   }
 
   /** Rebuilds the typed error of an error response; a body that is not ours maps by status. */
@@ -223,104 +190,4 @@ export class HttpClient {
     Object.defineProperty(error, 'status', { value: status, enumerable: true });
     return error as HttpResponseError;
   }
-
-  private client(): AxiosInstance {
-    if (this.instance) return this.instance;
-    const tls = this.options.tls;
-    this.httpAgent = new HttpAgent({ keepAlive: true });
-    this.httpsAgent = new HttpsAgent({
-      keepAlive: true,
-      ca: tls?.ca,
-      cert: tls?.cert,
-      key: tls?.key,
-      rejectUnauthorized: tls?.rejectUnauthorized !== false,
-      servername: tls?.servername,
-    });
-    this.instance = axios.create({
-      httpAgent: this.httpAgent,
-      httpsAgent: this.httpsAgent,
-      // Bodies are parsed here so that a non-JSON error page still gives a typed error.
-      responseType: 'text',
-      transformResponse: [(body: unknown) => body],
-      validateStatus: () => true,
-      maxRedirects: 0,
-      // The server enforces its own body limit and answers 413; do not refuse before sending.
-      maxBodyLength: Infinity,
-      // A peer must not be able to make us buffer an unbounded answer (axios stops reading here).
-      maxContentLength: this.options.maxResponseBytes,
-      proxy: false,
-    });
-    return this.instance;
-  }
-}
-
-/** The caller's signal and the call's deadline (0 = none) as one signal, with a deadline that can end. */
-class CallSignal {
-  readonly signal: AbortSignal | undefined;
-  private readonly deadline: AbortController | undefined;
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    readonly timeoutMs: number,
-    private readonly caller: AbortSignal | undefined,
-  ) {
-    if (timeoutMs > 0) {
-      const deadline = new AbortController();
-      this.deadline = deadline;
-      this.timer = setTimeout(() => deadline.abort(), timeoutMs);
-    }
-    const signals = [caller, this.deadline?.signal].filter((s): s is AbortSignal => s !== undefined);
-    this.signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-  }
-
-  get callerAborted(): boolean {
-    return this.caller?.aborted === true;
-  }
-
-  get deadlinePassed(): boolean {
-    return this.deadline?.signal.aborted === true;
-  }
-
-  /** The answer has begun: from here only the caller's signal ends the call. */
-  endDeadline(): void {
-    clearTimeout(this.timer);
-  }
-
-  dispose(): void {
-    clearTimeout(this.timer);
-  }
-}
-
-/** Reads a (small) error body, refusing it past `maxBytes`. */
-async function readText(body: Readable, maxBytes: number, url: string): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) {
-      body.destroy();
-      throw new PayloadTooLargeError(
-        `The response from ${url} exceeds maxResponseBytes (${maxBytes} bytes)`,
-        {
-          data: { max_response_bytes: maxBytes },
-        },
-      );
-    }
-    parts.push(chunk as Buffer);
-  }
-  return Buffer.concat(parts, size).toString('utf8');
-}
-
-/**
- * axios reports a response over `maxContentLength` as ERR_BAD_RESPONSE with this message (its
- * http adapter has no dedicated code). A limit set above node's longest string (~512 MiB) meets
- * ERR_STRING_TOO_LONG first, which is the same condition.
- */
-function isOverflow(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  if (code === 'ERR_STRING_TOO_LONG') return true;
-  return (
-    code === 'ERR_BAD_RESPONSE' && typeof message === 'string' && /maxContentLength size of/.test(message)
-  );
 }

@@ -1,6 +1,7 @@
 import { InternalError, PayloadTooLargeError, type TaskEvent } from '@agent/core';
 import { encodeSseFrame } from '@agent/server/node';
-import { EventDecoder, EventStreamParser, encodeEvent, type SseFrame } from './codec.js';
+import { EventStreamParser, type SseFrame } from '@agent/server/node';
+import { EventDecoder, encodeEvent } from './codec.js';
 
 const event = (text: string, sequence?: number): TaskEvent => ({
   type: 'llm.stream',

@@ -3,13 +3,10 @@
  * TaskEvent (`id:` its `sequence`, `event:` its type, `data:` its JSON, no envelope). The frame is the
  * one `@agent/server/node` encodes for every transport, so any SSE client reads the stream as it is,
  * and the `Last-Event-ID` an EventSource reconnects with is the sequence to resume after.
- *
- * The client parses the stream itself rather than through a parser library: it must refuse an event
- * over `maxResponseBytes` while the event grows, before buffering it.
  */
-import { InternalError, PayloadTooLargeError, type TaskEvent } from '@agent/core';
+import { InternalError, type TaskEvent } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
-import { encodeSseFrame, SSE_CONTENT_TYPE } from '@agent/server/node';
+import { EventStreamParser, encodeSseFrame, SSE_CONTENT_TYPE, type SseFrame } from '@agent/server/node';
 
 export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
   'content-type': `${SSE_CONTENT_TYPE}; charset=utf-8`,
@@ -24,126 +21,6 @@ export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
  */
 export function encodeEvent(event: TaskEvent): string {
   return encodeSseFrame(event.sequence ?? 0, event.type, event);
-}
-
-/** One dispatched event of a `text/event-stream`, as the event-stream parsing rules define it. */
-export interface SseFrame {
-  /** The last event ID seen on the stream so far (it carries over to later frames). */
-  id: string;
-  /** `message` when the frame named none. */
-  event: string;
-  /** The `data:` lines, joined by `\n`. */
-  data: string;
-}
-
-const LF = 0x0a;
-const CR = 0x0d;
-const BOM = '\ufeff';
-
-/**
- * Splits a `text/event-stream` byte stream into frames: `\n`, `\r\n` and `\r` line ends, multi-line
- * `data:`, comments, `id:` and `event:`, with chunk boundaries anywhere. Lines are split on bytes and
- * decoded whole: a line end is ASCII, so it never falls inside a multi-byte character.
- *
- * Everything since the end of the previous event counts against `maxEventBytes` as it arrives, so a
- * broken or hostile server cannot make the client buffer without bound. An event the stream ends in
- * the middle of (no blank line after it) is dropped, as the format prescribes.
- */
-export class EventStreamParser {
-  private line: Buffer[] = [];
-  private lineBytes = 0;
-  private eventBytes = 0;
-  private data: string[] = [];
-  private event = '';
-  private lastId = '';
-  /** The previous chunk ended on `\r`: a `\n` opening this one belongs to the same line end. */
-  private afterCR = false;
-  private firstLine = true;
-
-  constructor(
-    private readonly maxEventBytes: number,
-    private readonly source: string,
-  ) {}
-
-  /** The frames completed by `chunk`, in order. */
-  push(chunk: Buffer): SseFrame[] {
-    const frames: SseFrame[] = [];
-    let start = 0;
-    if (this.afterCR && chunk.length > 0) {
-      this.afterCR = false;
-      if (chunk[0] === LF) start = 1;
-    }
-    let lf = chunk.indexOf(LF, start);
-    let cr = chunk.indexOf(CR, start);
-    while (lf !== -1 || cr !== -1) {
-      const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
-      this.append(chunk.subarray(start, end));
-      this.takeLine(frames);
-      start = end + 1;
-      if (end === cr) {
-        if (start === chunk.length) this.afterCR = true;
-        else if (chunk[start] === LF) start++;
-      }
-      if (lf !== -1 && lf < start) lf = chunk.indexOf(LF, start);
-      if (cr !== -1 && cr < start) cr = chunk.indexOf(CR, start);
-    }
-    this.append(chunk.subarray(start));
-    return frames;
-  }
-
-  private append(part: Buffer): void {
-    if (part.length === 0) return;
-    this.lineBytes += part.length;
-    if (this.eventBytes + this.lineBytes > this.maxEventBytes) {
-      throw new PayloadTooLargeError(
-        `An event in the stream from ${this.source} exceeds maxResponseBytes (${this.maxEventBytes} bytes)`,
-        { data: { max_response_bytes: this.maxEventBytes } },
-      );
-    }
-    this.line.push(part);
-  }
-
-  private takeLine(frames: SseFrame[]): void {
-    let line =
-      this.line.length === 1 ? this.line[0]!.toString('utf8') : Buffer.concat(this.line).toString('utf8');
-    this.eventBytes += this.lineBytes;
-    this.line = [];
-    this.lineBytes = 0;
-    if (this.firstLine) {
-      this.firstLine = false;
-      if (line.startsWith(BOM)) line = line.slice(1);
-    }
-    if (line === '') {
-      this.dispatch(frames);
-      return;
-    }
-    const colon = line.indexOf(':');
-    if (colon === 0) return;
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    // `retry:` and unknown fields are ignored: this client never reconnects by itself.
-    switch (field) {
-      case 'data':
-        this.data.push(value);
-        break;
-      case 'event':
-        this.event = value;
-        break;
-      case 'id':
-        if (!value.includes('\0')) this.lastId = value;
-        break;
-    }
-  }
-
-  private dispatch(frames: SseFrame[]): void {
-    if (this.data.length > 0) {
-      frames.push({ id: this.lastId, event: this.event || 'message', data: this.data.join('\n') });
-    }
-    this.data = [];
-    this.event = '';
-    this.eventBytes = 0;
-  }
 }
 
 /** The TaskEvents of a `text/event-stream` byte stream of this wire. */

@@ -13,7 +13,7 @@ import {
   type TaskList,
 } from '@agent/core';
 import { createTestAgent, rawRequest, type RawResponse, type TestAgent } from '@agent/test-support';
-import { EventStreamParser, type SseFrame } from './codec.js';
+import { EventStreamParser, type SseFrame } from '@agent/server/node';
 import { HTTPTransport } from './http-transport.js';
 import type { HTTPTransportOptions } from './options.js';
 

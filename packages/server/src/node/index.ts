@@ -26,3 +26,4 @@ export {
   type RouteMiss,
 } from './route-table.js';
 export { encodeSseFrame, SSE_CONTENT_TYPE } from './sse-frame.js';
+export { EventStreamParser, type SseFrame } from './sse-parser.js';
