@@ -88,6 +88,7 @@ describe('error table', () => {
       CONTENT_TYPE_NOT_SUPPORTED: -32005,
       INVALID_AGENT_RESPONSE: -32006,
       EXTENDED_AGENT_CARD_NOT_CONFIGURED: -32007,
+      EXTENSION_SUPPORT_REQUIRED: -32008,
       VERSION_NOT_SUPPORTED: -32009,
     } as const;
     for (const [code, jsonRpc] of Object.entries(rows) as [keyof typeof rows, number][]) {

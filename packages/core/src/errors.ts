@@ -190,6 +190,12 @@ export const ERROR_CODES = {
     grpcStatus: 'FAILED_PRECONDITION',
     message: 'Extended agent card not configured',
   },
+  EXTENSION_SUPPORT_REQUIRED: {
+    httpStatus: 400,
+    jsonRpcCode: -32008,
+    grpcStatus: 'FAILED_PRECONDITION',
+    message: 'Extension support required',
+  },
   VERSION_NOT_SUPPORTED: {
     httpStatus: 400,
     jsonRpcCode: -32009,
@@ -210,6 +216,7 @@ const A2A_ONLY_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'CONTENT_TYPE_NOT_SUPPORTED',
   'INVALID_AGENT_RESPONSE',
   'EXTENDED_AGENT_CARD_NOT_CONFIGURED',
+  'EXTENSION_SUPPORT_REQUIRED',
   'VERSION_NOT_SUPPORTED',
 ]);
 const INFERABLE_CODES = (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => !A2A_ONLY_CODES.has(code));
@@ -369,6 +376,8 @@ export class ContentTypeNotSupportedError extends coded('CONTENT_TYPE_NOT_SUPPOR
 /** A peer answered something its protocol does not allow (a malformed A2A result, say). */
 export class InvalidAgentResponseError extends coded('INVALID_AGENT_RESPONSE') {}
 export class ExtendedAgentCardNotConfiguredError extends coded('EXTENDED_AGENT_CARD_NOT_CONFIGURED') {}
+/** A peer requires a protocol extension this side does not support. */
+export class ExtensionSupportRequiredError extends coded('EXTENSION_SUPPORT_REQUIRED') {}
 export class VersionNotSupportedError extends coded('VERSION_NOT_SUPPORTED') {}
 export class InternalError extends coded('INTERNAL') {}
 
@@ -399,6 +408,7 @@ const CLASSES: Record<ErrorCode, AgentErrorClass> = {
   CONTENT_TYPE_NOT_SUPPORTED: ContentTypeNotSupportedError,
   INVALID_AGENT_RESPONSE: InvalidAgentResponseError,
   EXTENDED_AGENT_CARD_NOT_CONFIGURED: ExtendedAgentCardNotConfiguredError,
+  EXTENSION_SUPPORT_REQUIRED: ExtensionSupportRequiredError,
   VERSION_NOT_SUPPORTED: VersionNotSupportedError,
   INTERNAL: InternalError,
 };

@@ -91,6 +91,7 @@ export {
   ContentTypeNotSupportedError,
   InvalidAgentResponseError,
   ExtendedAgentCardNotConfiguredError,
+  ExtensionSupportRequiredError,
   VersionNotSupportedError,
   InternalError,
   errorClassFor,
