@@ -450,6 +450,50 @@ describe('delegation', () => {
       new Agent({ card: { name: 'lonely' } }).sendTaskTo('child', createTask('x')),
     ).rejects.toThrow(/transport/);
   });
+
+  it('outbound carries sendTaskTo and sendMessageTo instead of the transport; stop() stops it', async () => {
+    const sent: { name: string; target: string; data: unknown }[] = [];
+    let stopped = 0;
+    const outbound = {
+      kind: 'http',
+      start: async () => undefined,
+      stop: async () => void stopped++,
+      bind: () => undefined,
+      onTaskReceived: () => undefined,
+      subscribe: () => ({ [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true }) }) }),
+      authenticate: async () => ({ principalId: 'p', token: 't', metadata: {} }),
+      validateUrl: () => false,
+      async send(spec: { name: string }, target: string, data: unknown) {
+        sent.push({ name: spec.name, target, data });
+        if (spec.name !== 'send_task') return data;
+        const task = data as Task;
+        return {
+          ...task,
+          state: 'completed',
+          messages: [...task.messages, createMessage('remote', { role: 'agent' })],
+        };
+      },
+    } as unknown as Transport;
+    const network = new InProcessNetwork();
+    const agent = new Agent({ card: { name: 'caller' }, transport: network.transport('caller'), outbound });
+    expect(agent.outbound).toBe(outbound);
+    expect(messageText(await agent.sendMessageTo('http://a2a.example', 'hi'))).toBe('remote');
+    const task = await agent.sendTaskTo('http://a2a.example', createTask('job'));
+    expect(task.state).toBe('completed');
+    expect(sent.map((call) => [call.name, call.target])).toEqual([
+      ['send_task', 'http://a2a.example'],
+      ['send_task', 'http://a2a.example'],
+    ]);
+    expect(network.log).toEqual([]);
+    await agent.stop();
+    expect(stopped).toBe(1);
+    expect(() => new Agent({ card: { name: 'x' }, outbound: {} as never })).toThrow(ValueError);
+    const alone = new Agent({ card: { name: 'alone' }, outbound });
+    expect(alone.transport).toBeNull();
+    await expect(alone.sendTaskTo('http://a2a.example', createTask('x'))).resolves.toMatchObject({
+      state: 'completed',
+    });
+  });
 });
 
 /** A transport that, like the network ones, knows its real port only once it listens. */

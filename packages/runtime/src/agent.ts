@@ -64,6 +64,12 @@ export interface AgentOptions {
    * installed in the program's project.
    */
   transport?: Transport | TransportName;
+  /**
+   * A client-side transport for outgoing calls (`sendTaskTo`, `sendMessageTo`, `run.sendTaskTo` and
+   * the cancels of their child tasks) in place of `transport`, e.g. an `A2ATransport` to call A2A
+   * agents. It is never bound or started; `stop()` stops it (releasing its connections).
+   */
+  outbound?: Transport;
   /** Server-side authenticator: advertised in the card and handed to a transport given by name. */
   authenticator?: Authenticator;
   /** Client-side raw credential for outgoing calls, handed to a transport given by name. */
@@ -118,6 +124,7 @@ export interface AgentOptions {
 const OPTION_NAMES = optionNames<AgentOptions>({
   card: true,
   transport: true,
+  outbound: true,
   authenticator: true,
   credentials: true,
   policy: true,
@@ -158,6 +165,8 @@ const ambient = new AsyncLocalStorage<Ambient>();
  */
 export class Agent implements TaskHandler {
   readonly transport: Transport | null;
+  /** Where outgoing calls go: `outbound` when set, else `transport`. */
+  readonly outbound: Transport | null;
   readonly policy: Policy | null;
   readonly approvalHandler: ApprovalHandler | null;
   readonly llm: LLM | null;
@@ -246,6 +255,7 @@ export class Agent implements TaskHandler {
     };
     this.transport = resolveTransport(options, this.baseCard.url);
     this.transport?.bind(this);
+    this.outbound = outboundOption(options.outbound) ?? this.transport;
   }
 
   get name(): string {
@@ -351,6 +361,7 @@ export class Agent implements TaskHandler {
     await Promise.all(running.map((entry) => entry.done));
     await Promise.all([...this.childCancels]);
     await this.transport?.stop();
+    if (this.outbound !== this.transport) await this.outbound?.stop();
   }
 
   registerTool<TArgs extends JsonObject = JsonObject>(definition: ToolDefinition<TArgs>): RegisteredTool {
@@ -508,9 +519,9 @@ export class Agent implements TaskHandler {
 
   /** Delegation, used by `sendTaskTo` and `run.sendTaskTo`. */
   private async delegate(target: string, task: Task, run: TaskRun | null): Promise<Task> {
-    const transport = this.transport;
+    const transport = this.outbound;
     if (!transport)
-      throw new ValueError('sendTaskTo needs a transport: pass one to new Agent({ transport })');
+      throw new ValueError('sendTaskTo needs a transport: pass new Agent({ transport }) or { outbound }');
     if (typeof target !== 'string' || target === '')
       throw new ValueError('sendTaskTo needs a target URL or agent name');
     const child = validateTask(cloneInput(task));
@@ -611,7 +622,7 @@ export class Agent implements TaskHandler {
   }
 
   private cancelChild(target: string, childTaskId: string, reason: string): void {
-    const transport = this.transport;
+    const transport = this.outbound;
     if (!transport) return;
     const pending = transport
       .send(CLIENT_OPERATIONS.cancel_task, target, { task_id: childTaskId, reason })
@@ -683,6 +694,15 @@ function resolveTransport(options: AgentOptions, url: string): Transport | null 
     );
   }
   return transport as unknown as Transport;
+}
+
+/** The `outbound` option: a client-side Transport (it only needs `send` and `stop`). */
+function outboundOption(outbound: unknown): Transport | null {
+  if (outbound === undefined || outbound === null) return null;
+  if (!isRecord(outbound) || typeof outbound.send !== 'function' || typeof outbound.stop !== 'function') {
+    throw new ValueError('outbound must be a Transport (with send and stop)');
+  }
+  return outbound as unknown as Transport;
 }
 
 /** The address a transport serves, when it has one (network transports and the in-process one do). */

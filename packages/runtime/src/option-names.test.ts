@@ -27,7 +27,7 @@ describe('unknown option names are a ValueError naming the accepted ones', () =>
     ).toBe(
       'Agent does not accept the options "budgets", "onError"; accepted: approvalHandler, authenticator, budget, card, ' +
         'credentials, eventSink, execute, finishedTaskRetentionMs, instructions, llm, logger, maxSteps, ' +
-        'onObserverError, policy, registry, runStore, streamBufferSize, tools, transport, verbosity, warningRatio',
+        'onObserverError, outbound, policy, registry, runStore, streamBufferSize, tools, transport, verbosity, warningRatio',
     );
   });
 

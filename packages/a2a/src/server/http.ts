@@ -1,0 +1,135 @@
+/** The HTTP pieces both A2A bindings share: bodies, content types, the 401 challenge, SSE. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Authenticator } from '@agent/auth';
+import type { AgentError } from '@agent/core';
+import { MalformedJsonError, readJsonBody } from '@agent/server/node';
+import type { ExchangeInput } from '@agent/transport-http';
+import type { A2AStreamResponse } from '../protojson.js';
+import type { FrameStream } from './frame-stream.js';
+
+const JSON_TYPES = new Set(['application/json', 'application/a2a+json']);
+
+/** True when the request has no Content-Type or a JSON one (`application/json`, `application/a2a+json`). */
+export function acceptsContentType(req: IncomingMessage): boolean {
+  const header = req.headers['content-type'];
+  if (header === undefined || header.trim() === '') return true;
+  const type = header.split(';')[0]!.trim().toLowerCase();
+  return JSON_TYPES.has(type);
+}
+
+/** Reads the JSON body, or gives `{}` when the request has none (a bodyless POST such as a cancel). */
+export function readOptionalJsonBody(
+  input: ExchangeInput,
+  done: (error: AgentError | undefined, body?: unknown) => void,
+): void {
+  if (input.parsedBody !== undefined) {
+    done(undefined, input.parsedBody);
+    return;
+  }
+  const { req } = input;
+  const length = req.headers['content-length'];
+  if (length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined)) {
+    done(undefined, {});
+    return;
+  }
+  readJsonBody(req, input.maxBodyBytes, (error, body) => {
+    if (error instanceof MalformedJsonError && /body is empty/.test(error.message)) done(undefined, {});
+    else done(error, body);
+  });
+}
+
+/** Reads the JSON body (required). An express app's parsed body is used as it is. */
+export function readRequiredJsonBody(
+  input: ExchangeInput,
+  done: (error: AgentError | undefined, body?: unknown) => void,
+): void {
+  if (input.parsedBody !== undefined) done(undefined, input.parsedBody);
+  else readJsonBody(input.req, input.maxBodyBytes, done);
+}
+
+/** The `WWW-Authenticate` challenge of a 401, from the authenticator's scheme. */
+export function wwwAuthenticate(authenticator: Authenticator | undefined): string {
+  const scheme = authenticator?.securityScheme;
+  if (!scheme) return 'Bearer';
+  switch (scheme.authType) {
+    case 'apiKey':
+      return 'ApiKey';
+    case 'http':
+      if (scheme.authScheme === 'basic') return 'Basic realm="agent"';
+      if (scheme.authScheme === 'bearer' || scheme.authScheme === null) return 'Bearer';
+      return scheme.authScheme.charAt(0).toUpperCase() + scheme.authScheme.slice(1);
+    default:
+      return 'Bearer';
+  }
+}
+
+/** Writes a JSON answer with exactly `Content-Type: application/json`; never throws. */
+export function writeJsonBody(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  if (res.headersSent || res.destroyed) return;
+  let payload: string;
+  try {
+    payload = JSON.stringify(body);
+  } catch {
+    status = 500;
+    payload = JSON.stringify({ error: { code: 500, status: 'INTERNAL', message: 'Internal error' } });
+  }
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+  });
+  res.end(payload);
+}
+
+/**
+ * Writes a stream as `text/event-stream`, one `data:` frame per StreamResponse, honouring back
+ * pressure. A client that goes away detaches from the task (which runs on); a failure after the
+ * first frame writes `onError`'s frame, when it gives one, and ends the stream.
+ */
+export async function writeSse(
+  res: ServerResponse,
+  stream: FrameStream,
+  frame: (response: A2AStreamResponse) => unknown,
+  onError: (error: unknown) => unknown,
+): Promise<void> {
+  let gone = false;
+  const onClose = (): void => {
+    gone = true;
+    void stream.close();
+  };
+  res.once('close', onClose);
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  res.flushHeaders();
+  try {
+    for await (const response of stream) {
+      if (gone) break;
+      if (!res.write(`data: ${JSON.stringify(frame(response))}\n\n`)) {
+        await new Promise<void>((resolve) => {
+          const settle = (): void => {
+            res.off('drain', settle);
+            res.off('close', settle);
+            resolve();
+          };
+          res.once('drain', settle);
+          res.once('close', settle);
+        });
+      }
+    }
+  } catch (error) {
+    if (!gone) res.write(`data: ${JSON.stringify(onError(error))}\n\n`);
+  } finally {
+    res.off('close', onClose);
+    await stream.close();
+    if (!res.writableEnded) res.end();
+  }
+}
