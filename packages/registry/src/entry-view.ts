@@ -2,14 +2,16 @@
  * A registry entry as it travels: the card and its times, never who owns it. The server maps store
  * entries to it; the client checks what it receives as thoroughly as a Task is checked.
  */
-import { ValidationError, validateAgentCard, type AgentCard } from '@agent/core';
+import { ValidationError } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
 import type { RegistryEntry } from '@agent/events';
+import { validateRegistryCard, type RegistryCard } from './registry-card.js';
 
 /** An entry on the wire; times are ISO 8601 UTC. */
 export interface RegistryEntryView {
   name: string;
-  card: AgentCard;
+  /** A native card, or an A2A 1.0 card (with `supportedInterfaces`). */
+  card: RegistryCard;
   registered_at: string;
   /** The last register, replace or heartbeat. */
   heartbeat_at: string;
@@ -50,7 +52,7 @@ export function readEntryView(value: unknown, what = 'registry entry'): Registry
   for (const field of TIMES) {
     if (typeof value[field] !== 'string') invalid(what, `/${field}`, 'must be string');
   }
-  const card = validateAgentCard(value.card);
+  const card = validateRegistryCard(value.card);
   return {
     name: value.name,
     card,

@@ -1,14 +1,8 @@
-import {
-  ValueError,
-  validateAgentCard,
-  type AgentCard,
-  type SendOptions,
-  type TlsOptions,
-  type Transport,
-} from '@agent/core';
+import { ValueError, type SendOptions, type TlsOptions, type Transport } from '@agent/core';
 import { checkOptionNames, isRecord, numberOption, optionNames } from '@agent/core/internal';
 import type { Authenticator } from '@agent/auth';
 import { HTTPTransport, type HTTPTransportOptions } from '@agent/transport-http';
+import { validateRegistryCard, type RegistryCard } from './registry-card.js';
 import {
   readEntryPage,
   readEntryView,
@@ -125,8 +119,8 @@ export class RegistryClient {
    * of that name that is still live, the caller's own included, is AlreadyExistsError: renew it with
    * `heartbeat` or change it with `replace`.
    */
-  async register(card: AgentCard, options: RegistryCallOptions = {}): Promise<RegistryEntryView> {
-    const checked = validateAgentCard(card);
+  async register(card: RegistryCard, options: RegistryCallOptions = {}): Promise<RegistryEntryView> {
+    const checked = validateRegistryCard(card);
     const sent = sendOptions('register', options);
     return readEntryView(
       await this.transport.send(REGISTRY_OPERATIONS.register, this.url, checked, undefined, sent),
@@ -134,8 +128,8 @@ export class RegistryClient {
   }
 
   /** Replaces the card of the caller's own live entry `card.name` and renews it; NotFoundError otherwise. */
-  async replace(card: AgentCard, options: RegistryCallOptions = {}): Promise<RegistryEntryView> {
-    const checked = validateAgentCard(card);
+  async replace(card: RegistryCard, options: RegistryCallOptions = {}): Promise<RegistryEntryView> {
+    const checked = validateRegistryCard(card);
     const sent = sendOptions('replace', options);
     return readEntryView(
       await this.transport.send(REGISTRY_OPERATIONS.replace, this.url, checked, { name: checked.name }, sent),

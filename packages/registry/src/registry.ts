@@ -1,4 +1,4 @@
-import { AgentError, ValidationError, ValueError, validateAgentCard, type AgentCard } from '@agent/core';
+import { AgentError, ValidationError, ValueError, type AgentCard } from '@agent/core';
 import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 import type { ServerCall } from '@agent/server';
 import { InMemoryRegistryStore, type RegistryPage, type RegistryStore } from '@agent/events';
@@ -10,6 +10,7 @@ import {
   type JsonEndpointAnswer,
   type JsonEndpointInput,
 } from '@agent/transport-http';
+import { validateRegistryCard, type RegistryCard } from './registry-card.js';
 import { toEntryView, type RegistryEntryPage, type RegistryEntryView } from './entry-view.js';
 import { alreadyRegistered, notRegistered, registryFull } from './errors.js';
 import { invalidListQuery, parseListQuery } from './list-query.js';
@@ -95,7 +96,7 @@ export class Registry implements HttpRoutes {
 
   private async register(call: ServerCall, body: unknown): Promise<JsonEndpointAnswer> {
     const card = addressableCard(body);
-    const result = await this.store.createEntry(call.owner, card, {
+    const result = await this.store.createEntry(call.owner, storable(card), {
       ttlMs: this.ttlMs,
       maxEntries: this.maxEntries,
     });
@@ -106,7 +107,7 @@ export class Registry implements HttpRoutes {
 
   private async replace(call: ServerCall, name: string, body: unknown): Promise<JsonEndpointAnswer> {
     const card = cardNamed(name, body);
-    const entry = await this.store.replaceEntry(call.owner, card, this.ttlMs);
+    const entry = await this.store.replaceEntry(call.owner, storable(card), this.ttlMs);
     if (!entry) throw notRegistered(name);
     return { body: toEntryView(entry) };
   }
@@ -174,8 +175,8 @@ function nameParam(params: Record<string, string>): string {
  * A valid card whose name can be addressed later: `.` and `..` cannot be a URL path segment (clients
  * resolve them away), so an entry under either could never be heartbeat, replaced or deleted.
  */
-function addressableCard(body: unknown): AgentCard {
-  const card = validateAgentCard(body);
+function addressableCard(body: unknown): RegistryCard {
+  const card = validateRegistryCard(body);
   if (card.name === '.' || card.name === '..') {
     const message = 'cannot be "." or ".." (not addressable in a URL path)';
     throw new ValidationError(`Invalid agent card: /name ${message}`, {
@@ -185,8 +186,16 @@ function addressableCard(body: unknown): AgentCard {
   return card;
 }
 
+/**
+ * The store keeps a card as JSON and reads only its name and skills, which both kinds have: an A2A
+ * card is stored as it came.
+ */
+function storable(card: RegistryCard): AgentCard {
+  return card as AgentCard;
+}
+
 /** A PUT's card: valid, and registered under the name in its path. */
-function cardNamed(name: string, body: unknown): AgentCard {
+function cardNamed(name: string, body: unknown): RegistryCard {
   const card = addressableCard(body);
   if (card.name !== name) {
     const message = 'must equal the agent name in the path';
