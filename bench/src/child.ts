@@ -41,6 +41,7 @@ const STDERR_TAIL = 8192;
 export const BENCH_SERVERS = {
   bareHttp: path.join(DIST, 'servers', 'bare-http.js'),
   transportHttp: path.join(DIST, 'servers', 'transport-http.js'),
+  a2aSdk: path.join(DIST, 'servers', 'a2a-sdk.js'),
 };
 
 /**

@@ -23,6 +23,11 @@ export interface HttpLoadOptions {
   headers?: Record<string, string>;
   connections: number;
   seconds: number;
+  /**
+   * Checks every answer's body: for a route whose errors travel with HTTP 200 (JSON-RPC), a fast
+   * wrong answer must fail the run rather than count.
+   */
+  verifyBody?: (body: string | Buffer | undefined) => boolean;
 }
 
 /**
@@ -40,10 +45,11 @@ export async function httpLoad(options: HttpLoadOptions): Promise<LoadResult> {
     duration: options.seconds,
     // Large payloads under many connections answer slowly; a timeout here would be an error.
     timeout: 60,
+    ...(options.verifyBody ? { verifyBody: options.verifyBody } : {}),
   });
-  if (result.errors || result.timeouts || result.non2xx)
+  if (result.errors || result.timeouts || result.non2xx || result.mismatches)
     throw new Error(
-      `${options.path}: ${result.errors} errors (${result.timeouts} timeouts), ${result.non2xx} non-2xx answers`,
+      `${options.path}: ${result.errors} errors (${result.timeouts} timeouts), ${result.non2xx} non-2xx answers, ${result.mismatches} wrong answers`,
     );
   return {
     operations: result.requests.total,

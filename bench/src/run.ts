@@ -164,6 +164,19 @@ transport and its server pipeline (which records every task in a run store of it
 
 ${tables.echo}
 
+## A2A
+
+The reference server in A2A mode (\`AGENT_A2A=1\`) and the official \`@a2a-js/sdk\` 1.3 server (on
+express, its \`DefaultRequestHandler\` and in-memory task store) doing the same echo work: the task,
+an artifact with the text, the completed status with an agent message. Both get the same A2A 1.0
+JSON-RPC bodies at \`POST /a2a\` with \`A2A-Version: 1.0\`, each a new task (\`echo benchmark payload\`):
+\`SendMessage\` (blocking, autocannon) and \`SendStreamingMessage\` (a closed loop over raw
+\`node:http\` keep-alive connections, each stream read to its end). Every answer is checked (the
+completed task with the text; for a stream a Task first, an artifact update with the text and a
+completed status last). The ratio column compares each with the SDK's figure for the same call.
+
+${tables.a2a}
+
 ## Streams
 
 \`stream 3\` and \`stream 100\` (that many artifact events, then the final status) through each streaming
@@ -210,11 +223,6 @@ ${s.seconds} s after ${s.warmupSeconds} s of warm-up; self time of the samples t
 
 ${tables.profile}
 
-## Not measured
-
-- **@a2a-js/sdk 1.3** (blocking \`SendMessage\` and \`SendStreamingMessage\` doing the same echo work,
-  and the reference server in A2A mode): the reference server has no A2A mode yet. The place for
-  these subjects is marked in \`bench/src/subjects.ts\`.
 `;
 }
 
@@ -248,7 +256,7 @@ async function main(): Promise<void> {
     const tables = buildTables(settings, subjects, samples, profile);
     const elapsed = (performance.now() - began) / 1000;
     process.stdout.write(
-      `${[tables.targets, tables.echo, tables.streams, tables.sweep, tables.payload, tables.cancel, tables.idle, tables.profile].join('\n\n')}\n`,
+      `${[tables.targets, tables.echo, tables.a2a, tables.streams, tables.sweep, tables.payload, tables.cancel, tables.idle, tables.profile].join('\n\n')}\n`,
     );
     log(`done in ${elapsed.toFixed(1)} s`);
     if (args.write) {

@@ -2,8 +2,18 @@
  * Every subject of a run. Each names the server child it needs (built per run, so a SQLite subject
  * gets a fresh file) and measures it from the bench process.
  */
+import { randomUUID } from 'node:crypto';
+import { Agent as HttpAgent } from 'node:http';
 import path from 'node:path';
 import type { Task, Transport } from '@agent/core';
+import {
+  A2A_HEADERS,
+  A2A_JSON_RPC_PATH,
+  a2aRequestTemplate,
+  a2aSendVerifier,
+  a2aStreamOnce,
+  checkA2ASend,
+} from './a2a.js';
 import { cancelLatency } from './cancel.js';
 import { BENCH_SERVERS, referenceServerMain, type ServerChild, type ServerSpec } from './child.js';
 import { clientFor, WIRE_NAMES, type Wire } from './clients.js';
@@ -12,7 +22,7 @@ import { closedLoop, httpLoad, type LoadResult } from './load.js';
 import type { Settings } from './settings.js';
 import { checkEcho, ECHO_TEXT, echoOfSize, sendEcho, streamOnce, taskBodyTemplate } from './tasks.js';
 
-export type GroupId = 'echo' | 'stream' | 'sweep' | 'payload' | 'cancel' | 'idle';
+export type GroupId = 'echo' | 'a2a' | 'stream' | 'sweep' | 'payload' | 'cancel' | 'idle';
 
 /** One subject's figures from one round. */
 export interface Sample {
@@ -56,6 +66,8 @@ export const ids = {
   refExpress: 'echo:ref-express',
   refWire: (wire: Exclude<Wire, 'http'>) => `echo:ref-${wire}`,
   stream: (wire: Wire, n: number) => `stream:${wire}:${n}`,
+  /** The reference server in A2A mode, or the @a2a-js/sdk baseline; blocking SendMessage or streamed. */
+  a2a: (server: 'ref' | 'sdk', call: 'send' | 'stream') => `a2a:${server}-${call}`,
   /** The main echo subjects already run at the main connection count: the sweep reuses them there. */
   sweep: (settings: Settings, server: 'bare' | 'ref', connections: number) =>
     connections === settings.connections
@@ -76,6 +88,8 @@ export function buildSubjects(settings: Settings, tmpDir: string): Subject[] {
     (label: string, env: Record<string, string> = {}, nodeArgs: string[] = []) =>
     (): ServerSpec => ({ label: `reference server, ${label}`, script: referenceServerMain(), env, nodeArgs });
   const memory = reference('memory store');
+  const a2aMode = reference('A2A mode', { AGENT_A2A: '1' });
+  const a2aSdk = (): ServerSpec => ({ label: '@a2a-js/sdk 1.3 + express', script: BENCH_SERVERS.a2aSdk });
   const sqlite = (): ServerSpec =>
     reference('SQLite store', {
       AGENT_RUN_STORE: `sqlite:${path.join(tmpDir, `run-${++sqliteFiles}.db`)}`,
@@ -142,6 +156,54 @@ export function buildSubjects(settings: Settings, tmpDir: string): Subject[] {
       };
     };
 
+  /** autocannon on the A2A JSON-RPC route, after one SendMessage whose answer is checked. */
+  const a2aSend =
+    (text: string, connections: number) =>
+    async (server: ServerChild): Promise<Driver> => {
+      const body = a2aRequestTemplate('SendMessage', `echo ${text}`);
+      const response = await fetch(`${server.urls.http.replace(/\/$/, '')}${A2A_JSON_RPC_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...A2A_HEADERS },
+        body: body.replaceAll('[<id>]', randomUUID()),
+      });
+      if (response.status !== 200)
+        throw new Error(`${server.spec.label}: check request got HTTP ${response.status}`);
+      checkA2ASend(await response.json(), text);
+      return {
+        load: (seconds) =>
+          httpLoad({
+            url: server.urls.http,
+            path: A2A_JSON_RPC_PATH,
+            body,
+            headers: A2A_HEADERS,
+            connections,
+            seconds,
+            verifyBody: a2aSendVerifier(text),
+          }),
+        close: async () => undefined,
+      };
+    };
+
+  /** `concurrency` loops of one SendStreamingMessage each over keep-alive connections; every stream checked. */
+  const a2aStream =
+    (text: string, concurrency: number) =>
+    async (server: ServerChild): Promise<Driver> => {
+      const template = a2aRequestTemplate('SendStreamingMessage', `echo ${text}`);
+      const agent = new HttpAgent({ keepAlive: true, maxSockets: concurrency });
+      const url = new URL(server.urls.http);
+      const once = () => a2aStreamOnce(agent, url, template.replaceAll('[<id>]', randomUUID()), text);
+      try {
+        await once();
+      } catch (error) {
+        agent.destroy();
+        throw error;
+      }
+      return {
+        load: (seconds) => closedLoop(once, { concurrency, seconds }),
+        close: async () => agent.destroy(),
+      };
+    };
+
   const echoText = `echo ${ECHO_TEXT}`;
   const c = settings.connections;
   const subjects: Subject[] = [
@@ -194,11 +256,31 @@ export function buildSubjects(settings: Settings, tmpDir: string): Subject[] {
       server: memory,
       run: throughput(client(wire, (t, url) => sendEcho(t, url), c)),
     })),
-    // A2A: once the reference server has an A2A mode (AGENT_A2A=1 is refused today), the
-    // @a2a-js/sdk 1.3 subjects go here: its own server doing the same echo work (blocking
-    // SendMessage and SendStreamingMessage), and the reference server in A2A mode, both driven by
-    // the SDK's client, so the issue's "≥ 3 × the SDK" targets can be read off one run.
   ];
+
+  // A2A: the reference server in A2A mode and the official SDK's server doing the same echo work,
+  // driven alike (the same JSON-RPC bodies, every answer checked), so the ratio is the servers'.
+  const a2aServers = [
+    { key: 'ref', name: 'reference server, A2A mode', spec: a2aMode },
+    { key: 'sdk', name: '@a2a-js/sdk 1.3 + express', spec: a2aSdk },
+  ] as const;
+  for (const { key, name, spec } of a2aServers)
+    subjects.push(
+      {
+        id: ids.a2a(key, 'send'),
+        group: 'a2a',
+        name: `${name}: A2A SendMessage (blocking)`,
+        server: spec,
+        run: throughput(a2aSend(ECHO_TEXT, c)),
+      },
+      {
+        id: ids.a2a(key, 'stream'),
+        group: 'a2a',
+        name: `${name}: A2A SendStreamingMessage`,
+        server: spec,
+        run: throughput(a2aStream(ECHO_TEXT, c)),
+      },
+    );
 
   for (const n of STREAM_LENGTHS)
     for (const wire of STREAM_WIRES)

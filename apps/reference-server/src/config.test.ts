@@ -166,7 +166,8 @@ describe('parseConfigFile', () => {
           basicUsers: { a: 'b' },
           jwt: { secret: 'x', algorithm: 'HS384', issuer: null, audience: 'y', leewaySeconds: 1 },
         },
-        a2a: false,
+        a2a: true,
+        a2aPushAllowPrivate: true,
         runStore: 'sqlite:/tmp/x.db',
         approvals: 'approve',
         registry: { enabled: true, ttlMs: 1, maxEntries: 1, url: null, apiKey: null, heartbeatMs: 1 },
@@ -240,6 +241,33 @@ describe('tenant lists', () => {
         loadConfig({ AGENT_AUTH: 'bearer', AGENT_JWT_SECRET: 's', AGENT_TENANTS: '{"alice": ["acme"]}' }),
       ),
     ).toMatch(/AGENT_TENANTS \(auth.tenants\) needs AGENT_AUTH=apikey or basic/);
+  });
+});
+
+describe('A2A settings', () => {
+  it('serves no A2A by default; AGENT_A2A and AGENT_A2A_PUSH_ALLOW_PRIVATE turn on each over its field', () => {
+    expect(loadConfig({})).toMatchObject({ a2a: false, a2aPushAllowPrivate: false });
+    expect(loadConfig({ AGENT_A2A: '1' })).toMatchObject({ a2a: true, a2aPushAllowPrivate: false });
+    expect(loadConfig({ AGENT_A2A: '1', AGENT_A2A_PUSH_ALLOW_PRIVATE: '1' })).toMatchObject({
+      a2a: true,
+      a2aPushAllowPrivate: true,
+    });
+    const file = configFile({ a2a: true, a2aPushAllowPrivate: true });
+    expect(loadConfig({ AGENT_CONFIG: file })).toMatchObject({ a2a: true, a2aPushAllowPrivate: true });
+    expect(loadConfig({ AGENT_CONFIG: file, AGENT_A2A_PUSH_ALLOW_PRIVATE: 'false' })).toMatchObject({
+      a2a: true,
+      a2aPushAllowPrivate: false,
+    });
+  });
+
+  it('refuses a bad flag, and private push targets without A2A', () => {
+    expect(() => loadConfig({ AGENT_A2A: '1', AGENT_A2A_PUSH_ALLOW_PRIVATE: 'yes' })).toThrow(
+      /Invalid AGENT_A2A_PUSH_ALLOW_PRIVATE: yes/,
+    );
+    expect(() => loadConfig({ AGENT_A2A_PUSH_ALLOW_PRIVATE: '1' })).toThrow(
+      /AGENT_A2A_PUSH_ALLOW_PRIVATE \(a2aPushAllowPrivate\) configures A2A push notifications; set AGENT_A2A=1/,
+    );
+    expect(loadConfig({ AGENT_A2A_PUSH_ALLOW_PRIVATE: '0' }).a2aPushAllowPrivate).toBe(false);
   });
 });
 

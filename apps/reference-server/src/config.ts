@@ -32,7 +32,14 @@ export interface ServerConfig {
      */
     tenants: Record<string, string[]>;
   };
+  /** Serve A2A 1.0 (the public card, JSON-RPC and HTTP+JSON) beside the native routes of the HTTP port. */
   a2a: boolean;
+  /**
+   * Let A2A push-notification webhooks point at loopback, private, link-local or unique-local
+   * addresses, which are refused by default so a caller cannot make the server reach inside its
+   * network. Only with `a2a`.
+   */
+  a2aPushAllowPrivate: boolean;
   /** `memory` or `sqlite:<path>`. */
   runStore: string;
   /** Bounds of the run store; an absent one is the store's own default. */
@@ -90,6 +97,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
     tenants: Object.create(null) as Record<string, string[]>,
   },
   a2a: false,
+  a2aPushAllowPrivate: false,
   runStore: 'memory',
   runStoreLimits: {},
   approvals: 'none',
@@ -143,6 +151,7 @@ const FILE_SCHEMA = {
       },
     },
     a2a: { type: 'boolean' },
+    a2aPushAllowPrivate: { type: 'boolean' },
     runStore: { type: 'string', pattern: '^(memory|sqlite:.+)$' },
     runStoreLimits: {
       type: 'object',
@@ -172,6 +181,7 @@ type FileConfig = {
   httpBackend?: ServerConfig['httpBackend'];
   auth?: Partial<Omit<ServerConfig['auth'], 'jwt'>> & { jwt?: Partial<ServerConfig['auth']['jwt']> };
   a2a?: boolean;
+  a2aPushAllowPrivate?: boolean;
   runStore?: string;
   runStoreLimits?: RunStoreLimits;
   approvals?: ServerConfig['approvals'];
@@ -365,6 +375,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
       env.AGENT_A2A !== undefined && env.AGENT_A2A !== ''
         ? env.AGENT_A2A === '1' || env.AGENT_A2A === 'true'
         : (file.a2a ?? d.a2a),
+    a2aPushAllowPrivate:
+      envFlag(env, 'AGENT_A2A_PUSH_ALLOW_PRIVATE') ?? file.a2aPushAllowPrivate ?? d.a2aPushAllowPrivate,
     runStore: env.AGENT_RUN_STORE || file.runStore || d.runStore,
     runStoreLimits: runStoreLimits(env, file.runStoreLimits ?? {}),
     approvals:
@@ -383,6 +395,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
         );
     }
   }
+  if (config.a2aPushAllowPrivate && !config.a2a)
+    throw new ValueError(
+      'AGENT_A2A_PUSH_ALLOW_PRIVATE (a2aPushAllowPrivate) configures A2A push notifications; set AGENT_A2A=1 (a2a) to serve A2A',
+    );
   const { mode } = config.auth;
   if (mode === 'apikey' && config.auth.apiKeys.length === 0)
     throw new ValueError('AGENT_AUTH=apikey needs AGENT_API_KEYS');

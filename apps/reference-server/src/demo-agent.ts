@@ -2,7 +2,7 @@
  * The demo agent the reference server deploys, so that conformance and users have something real to
  * drive (its commands are documented in the README, "The demo agent"). The command is the first text
  * part: `echo <text>`, `count <name> [<ms>]`, `sleep <ms>`, `fail <text>`, `crash <text>`,
- * `stream <n>`, `tool <name> <json-args>`.
+ * `stream <n>`, `tool <name> <json-args>`. It also plays the A2A TCK's scenarios (tck-scenarios.ts).
  */
 import {
   AgentError,
@@ -15,6 +15,7 @@ import {
   type Task,
 } from '@agent/core';
 import { Agent, CapabilityPolicy, type AgentOptions, type RunHandle } from '@agent/runtime';
+import { runTckScenario, tckScenarioOf } from './tck-scenarios.js';
 
 /** Longest accepted `sleep`, so one request cannot pin a task for hours. */
 export const MAX_SLEEP_MS = 10 * 60 * 1000;
@@ -160,8 +161,17 @@ async function toolCommand(run: RunHandle, rest: string): Promise<void> {
   await run.addArtifact(createArtifact({ type: 'data', content: result as never }, { name: name }));
 }
 
-/** Runs one demo command; `counters` are the agent's (see {@link DemoCounters}). */
-export async function executeDemoCommand(task: Task, run: RunHandle, counters: DemoCounters): Promise<void> {
+/**
+ * Runs one demo command; `counters` are the agent's (see {@link DemoCounters}). A message whose id
+ * starts with an A2A TCK prefix runs that scenario instead, whatever its text.
+ */
+export async function executeDemoCommand(
+  task: Task,
+  run: RunHandle,
+  counters: DemoCounters,
+): Promise<Task | void> {
+  const scenario = tckScenarioOf(task);
+  if (scenario !== undefined) return runTckScenario(task, run, scenario);
   const text = lastUserText(task);
   const space = text.search(/\s/);
   const command = (space === -1 ? text : text.slice(0, space)).toLowerCase();

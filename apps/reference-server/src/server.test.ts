@@ -2,8 +2,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { A2AServer } from '@agent/a2a';
 import { AgentClient } from '@agent/client';
-import { createTask, isFinalEvent, UnsupportedOperationError, type TaskEvent } from '@agent/core';
+import { createTask, isFinalEvent, type TaskEvent } from '@agent/core';
 import { SqliteRunStore } from '@agent/events';
 import { RegistryClient, type RegistryEntryView } from '@agent/registry';
 import { GRPCTransport } from '@agent/transport-grpc';
@@ -145,10 +146,39 @@ it('restricts a configured API key to its tenants (over HTTP and gRPC)', async (
   }
 });
 
-it('refuses A2A mode with a typed error instead of ignoring it', async () => {
-  await expect(
-    startReferenceServer({ ...DEFAULT_CONFIG, ports: ZERO_PORTS, a2a: true }),
-  ).rejects.toBeInstanceOf(UnsupportedOperationError);
+it('serves A2A beside the registry and the task routes on the HTTP port when both are on', async () => {
+  const server = await startReferenceServer({
+    ...DEFAULT_CONFIG,
+    ports: ZERO_PORTS,
+    a2a: true,
+    registry: { ...DEFAULT_CONFIG.registry, enabled: true },
+  });
+  const http = new HTTPTransport({ url: server.urls.http });
+  try {
+    expect(server.a2a).toBeInstanceOf(A2AServer);
+    const card = await fetch(`${server.urls.http}/.well-known/agent-card.json`);
+    expect(card.status).toBe(200);
+    expect(await card.json()).toMatchObject({ name: 'reference-agent' });
+    const registry = await fetch(`${server.urls.http}/registry/agents`);
+    expect(registry.status).toBe(200);
+    const native = await new AgentClient({ transport: http, baseUrl: server.urls.http }).sendTask(
+      createTask('echo hi'),
+    );
+    expect(native.state).toBe('completed');
+  } finally {
+    await http.stop();
+    await server.stop();
+  }
+});
+
+it('serves no A2A unless asked', async () => {
+  const server = await startReferenceServer({ ...DEFAULT_CONFIG, ports: ZERO_PORTS });
+  try {
+    expect(server.a2a).toBeUndefined();
+    expect((await fetch(`${server.urls.http}/.well-known/agent-card.json`)).status).toBe(404);
+  } finally {
+    await server.stop();
+  }
 });
 
 describe('the registry it serves (registry.enabled)', () => {

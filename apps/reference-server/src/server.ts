@@ -2,13 +2,8 @@
  * Assembles the reference server: one demo agent bound to every transport, so a task started on one
  * transport can be canceled from another.
  */
-import {
-  UnsupportedOperationError,
-  ValueError,
-  type ApprovalDecisionData,
-  type ApprovalRequestData,
-  type Transport,
-} from '@agent/core';
+import { ValueError, type ApprovalDecisionData, type ApprovalRequestData, type Transport } from '@agent/core';
+import { A2AServer } from '@agent/a2a';
 import { APIKeyAuth, BasicAuth, BearerTokenAuth, type Authenticator } from '@agent/auth';
 import {
   InMemoryRegistryStore,
@@ -27,6 +22,7 @@ import { GRPCTransport } from '@agent/transport-grpc';
 import type { RegistryConfig, RunStoreLimits, ServerConfig } from './config.js';
 import { createDemoAgent } from './demo-agent.js';
 import { createDemoHandler } from './demo-handler.js';
+import { tckScenarioOf } from './tck-scenarios.js';
 
 export interface ReferenceServerUrls {
   http: string;
@@ -41,10 +37,13 @@ export interface ReferenceServer {
   readonly urls: ReferenceServerUrls;
   /** The registry the HTTP transport serves (`registry.enabled`), or undefined. */
   readonly registry: Registry | undefined;
+  /** The A2A bindings the HTTP transport serves (`a2a`), or undefined. */
+  readonly a2a: A2AServer | undefined;
   /**
    * Stops every transport (in-flight tasks get `stopGraceMs` to finish, then are canceled with reason
    * `server shutting down`), then deregisters the demo agent from the registry it joined
-   * (`registry.url`), then closes the registry and the stores. Idempotent.
+   * (`registry.url`), then ends A2A push deliveries still retrying and closes the registry and the
+   * stores. Idempotent.
    */
   stop(): Promise<void>;
 }
@@ -128,11 +127,6 @@ function hostForUrl(host: string): string {
 }
 
 export async function startReferenceServer(config: ServerConfig): Promise<ReferenceServer> {
-  if (config.a2a) {
-    throw new UnsupportedOperationError(
-      'A2A mode (AGENT_A2A=1) is not available in this build of the reference server',
-    );
-  }
   const authenticator = createAuthenticator(config);
   const runStore = createRunStore(config.runStore, config.runStoreLimits);
   let registryStore: RegistryStore | undefined;
@@ -151,7 +145,19 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     await runStore.close();
     throw error;
   }
+  // Beside the native routes, over the same pipeline: an A2A call and a native one see the same
+  // tasks, owners and tenants.
+  const a2a = config.a2a
+    ? new A2AServer({
+        push: { allowPrivateNetworks: config.a2aPushAllowPrivate },
+        // The TCK's message-only scenario expects a Message, not a Task, as the answer.
+        replyAsMessage: (task) => tckScenarioOf(task) === 'tck-message-response',
+      })
+    : undefined;
+  const routes = [...(registry ? [registry] : []), ...(a2a ? [a2a] : [])];
   const closeStores = async (): Promise<void> => {
+    // Push deliveries still retrying end here, after the transports: no task feeds them any more.
+    await a2a?.close();
     await registry?.close();
     await registryStore?.close();
     await runStore.close();
@@ -163,7 +169,7 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     authenticator,
     backend: config.httpBackend,
     stopGraceMs,
-    ...(registry ? { routes: [registry] } : {}),
+    ...(routes.length > 0 ? { routes } : {}),
   });
   const sse = new SSETransport({ url: `http://${host}:${config.ports.sse}`, authenticator, stopGraceMs });
   const ws = new WebSocketTransport({ url: `ws://${host}:${config.ports.ws}`, authenticator, stopGraceMs });
@@ -208,6 +214,7 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     authenticator,
     urls: { http: http.url, sse: sse.url, ws: ws.url, grpc: grpc.url },
     registry,
+    a2a,
     stop() {
       // Leave the registry first, so nobody discovers a server that is draining; then each transport
       // stops in two phases: readiness turns `stopping` and new calls are refused, in-flight tasks
