@@ -102,6 +102,11 @@ const RUNNABLE: RunnableBlock[] = [
     expect: ['buy milk', 'true Note todo/today not found'],
   },
   {
+    readme: 'packages/a2a/README.md',
+    after: '## Example',
+    expect: ['echo', 'echo: hello', 'completed'],
+  },
+  {
     readme: 'packages/registry/README.md',
     after: '## Example',
     expect: ['translator true', 'bonjour', 'Agent translator is not registered'],
