@@ -192,3 +192,58 @@ describe('RedactionPolicy options', () => {
     expect(normalizeKey('X-Api_Key Header')).toBe('xapikeyheader');
   });
 });
+
+describe('RedactionPolicy.redactedJson', () => {
+  const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXZhbHVl';
+  const samples: unknown[] = [
+    { id: 't1', api_key: 'sk-live-1', nested: { Authorization: 'Bearer abcdefghijkl', ok: 'fine' } },
+    {
+      headers: [
+        ['X-Api-Key', 'k-1'],
+        ['accept', 'text/plain'],
+        ['cookie', null],
+      ],
+      token: '',
+    },
+    { text: `see ${jwt} and Bearer abcdefgh12345 there`, password: null, n: 3, flag: false },
+    ['Basic dXNlcjpwYXNz', { secret: { deep: 1 } }, [1, 2], { when: new Date(0) }],
+    {
+      map: new Map<unknown, unknown>([
+        ['token', 'x'],
+        [1, 'one'],
+      ]),
+      set: new Set(['a', jwt]),
+    },
+    { error: Object.assign(new Error('boom'), { code: 'E', data: { credentials: 'c' } }) },
+    { skip: undefined, fn: () => 1, list: [undefined, () => 1], __proto__x: 1 },
+    JSON.parse('{"__proto__": {"token": "t"}, "input_tokens": 12}'),
+    'Bearer plain-string',
+    42,
+  ];
+
+  it('serializes exactly what the copying walk would, for the default policy and a custom one', () => {
+    const custom = new RedactionPolicy({ keys: ['ssn'], patterns: [/\d{3}-\d{2}-\d{4}/], mask: '***' });
+    for (const policy of [RedactionPolicy.default(), custom, RedactionPolicy.none()]) {
+      for (const value of [...samples, { ssn: '123-45-6789', note: 'id 123-45-6789' }]) {
+        expect(policy.redactedJson(value)).toBe(JSON.stringify(policy.redact(value)));
+      }
+    }
+  });
+
+  it('falls back to the walk for what JSON cannot carry', () => {
+    const cyclic: Record<string, unknown> = { token: 'x', name: 'loop' };
+    cyclic.self = cyclic;
+    const policy = RedactionPolicy.default();
+    expect(policy.redactedJson(cyclic)).toBe(JSON.stringify(policy.redact(cyclic)));
+    expect(policy.redactedJson({ big: 10n })).toBe('{"big":"10"}');
+  });
+
+  it('decides a key the same way however often it is seen', () => {
+    const policy = new RedactionPolicy({ allowKeys: ['sessiontoken'] });
+    for (let i = 0; i < 3; i++) {
+      expect(policy.isSensitiveKey('session_token')).toBe(false);
+      expect(policy.isSensitiveKey('refresh_token')).toBe(true);
+      expect(policy.isSensitiveKey('input_tokens')).toBe(false);
+    }
+  });
+});

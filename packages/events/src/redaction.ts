@@ -84,6 +84,7 @@ export class RedactionPolicy {
   readonly #patterns: readonly RegExp[];
   readonly #defaults: boolean;
   readonly #mask: string;
+  readonly #decided = new Map<string, boolean>();
 
   constructor(options: RedactionPolicyOptions = {}) {
     checkOptionNames('RedactionPolicy', options, OPTION_NAMES);
@@ -111,21 +112,45 @@ export class RedactionPolicy {
 
   /** True when a value stored under this key is masked whatever it is. */
   isSensitiveKey(key: string): boolean {
-    const normalized = normalizeKey(key);
-    if (normalized === '' || this.#allow.has(normalized)) return false;
-    return this.#keys.some((name) => normalized === name || normalized.endsWith(name));
+    // The same few dozen keys (`id`, `parts`, `content`…) come by on every record: decide each once.
+    let sensitive = this.#decided.get(key);
+    if (sensitive === undefined) {
+      const normalized = normalizeKey(key);
+      sensitive =
+        normalized !== '' &&
+        !this.#allow.has(normalized) &&
+        this.#keys.some((name) => normalized === name || normalized.endsWith(name));
+      if (this.#decided.size >= MAX_DECIDED_KEYS) this.#decided.clear();
+      this.#decided.set(key, sensitive);
+    }
+    return sensitive;
   }
 
   /** Masks credential-shaped parts of a string. */
   redactString(value: string): string {
     if (this.#defaults && SCHEME_PREFIX.test(value)) return this.#mask;
     let result = value;
-    if (this.#defaults) {
+    // Both default shapes contain a literal (`eyJ`, `Bearer`): a string with neither is left as is.
+    if (this.#defaults && (value.includes('eyJ') || value.includes('Bearer'))) {
       result = result.replace(JWT_INLINE, this.#mask).replace(BEARER_INLINE, `Bearer ${this.#mask}`);
     }
     for (const pattern of this.#patterns) result = result.replace(pattern, this.#mask);
     return result;
   }
+
+  /**
+   * `JSON.stringify(this.redact(value))` in one pass, without building the masked copy first: what a
+   * store writes. A value JSON cannot carry as it is (a cycle, a BigInt) takes the copying path.
+   */
+  redactedJson(value: unknown): string {
+    try {
+      return JSON.stringify(value, this.#replacer);
+    } catch {
+      return JSON.stringify(this.redact(value));
+    }
+  }
+
+  readonly #replacer = replacerOf(this, () => this.#mask);
 
   /** A masked deep copy. Cycles become `"[Circular]"`, functions and symbols are dropped. */
   redact<T>(value: T): T {
@@ -192,6 +217,46 @@ export class RedactionPolicy {
     }
     return out;
   }
+}
+
+/** Keys decided by `isSensitiveKey` kept at once; the cache starts over past this. */
+const MAX_DECIDED_KEYS = 4096;
+
+/**
+ * The JSON.stringify replacer of {@link RedactionPolicy.redactedJson}: the same masking as the
+ * copying walk, decided as the serializer visits each value (`this` is the value's holder, and the
+ * value has been through `toJSON`).
+ */
+function replacerOf(policy: RedactionPolicy, mask: () => string): (key: string, value: unknown) => unknown {
+  return function (this: unknown, key: string, value: unknown): unknown {
+    if (
+      key !== '' &&
+      !Array.isArray(this) &&
+      value !== null &&
+      value !== undefined &&
+      value !== '' &&
+      policy.isSensitiveKey(key)
+    ) {
+      return mask();
+    }
+    if (typeof value === 'string') return policy.redactString(value);
+    if (typeof value !== 'object' || value === null) return value;
+    if (Array.isArray(value)) {
+      // A [name, value] header pair: the name decides, as it would for an object key.
+      const pair = value.length === 2 && typeof value[0] === 'string' && value[1] !== null;
+      return pair && policy.isSensitiveKey(value[0] as string) ? [value[0], mask()] : value;
+    }
+    if (value instanceof Map) return Object.fromEntries([...value.entries()].map(([k, v]) => [String(k), v]));
+    if (value instanceof Set) return [...value];
+    if (value instanceof Error) {
+      const error = value as Error & { code?: unknown; data?: unknown };
+      const body: Record<string, unknown> = { name: error.name, message: error.message };
+      if (error.code !== undefined) body.code = error.code;
+      if (error.data !== undefined) body.data = error.data;
+      return body;
+    }
+    return value;
+  };
 }
 
 // Plain assignment of a `__proto__` key would replace the copy's prototype instead of copying the key.

@@ -14,7 +14,7 @@ import {
   type TaskState,
 } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
-import { snapshot } from './clone.js';
+import { snapshot } from '@agent/core/internal';
 import type { ContextManifestData } from './context-manifest.js';
 import { mergeRunIds, runIdsOfTask, type RunIds } from './run-context.js';
 import { RUN_EVENT_VERSION, type PolicyDecisionData, type RunEvent } from './run-event.js';

@@ -20,7 +20,7 @@ import {
   type TaskState,
 } from '@agent/core';
 import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
-import { snapshot } from './clone.js';
+import { snapshot } from '@agent/core/internal';
 import type { ContextManifestData } from './context-manifest.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask, type RunContextInput, type RunIds } from './run-context.js';
 

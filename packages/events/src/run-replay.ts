@@ -3,7 +3,7 @@
  * only lets tests and tools look at what happened.
  */
 import { ValueError } from '@agent/core';
-import { snapshot } from './clone.js';
+import { snapshot } from '@agent/core/internal';
 import { isRunEventType, RunEvent, type RunEventOf, type RunEventType } from './run-event.js';
 import { RunReport } from './run-report.js';
 

@@ -15,7 +15,7 @@ import {
   type TaskState,
 } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
-import { snapshot } from './clone.js';
+import { snapshot } from '@agent/core/internal';
 import type { ContextManifestData } from './context-manifest.js';
 import { RedactionPolicy } from './redaction.js';
 import { RUN_EVENT_VERSION, RunEvent, type PolicyDecisionData } from './run-event.js';

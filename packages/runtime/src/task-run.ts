@@ -17,6 +17,7 @@ import {
   isRecord,
   optionNames,
   sleep,
+  snapshot,
   toWireError,
 } from '@agent/core/internal';
 import type { EventSink, RunRecorder, RunStore, TaskOwner } from '@agent/events';
@@ -438,12 +439,8 @@ export function resultState(state: TaskState): TaskState {
 /** A deep copy that survives values JSON cannot carry (they are dropped, as on the wire). */
 export function jsonClone<T>(value: T): T {
   try {
-    return structuredClone(value);
+    return snapshot(value);
   } catch {
-    try {
-      return JSON.parse(JSON.stringify(value)) as T;
-    } catch {
-      return value;
-    }
+    return value;
   }
 }

@@ -4,14 +4,13 @@
  */
 import { TaskNotFoundError, UnavailableError, type Task, type TaskEvent } from '@agent/core';
 import { checkOptionNames, numberOption, optionNames } from '@agent/core/internal';
-import { snapshot } from '../clone.js';
 import { RedactionPolicy } from '../redaction.js';
 import { RunReport } from '../run-report.js';
 import {
   checkId,
   clockOf,
   DAY_MS,
-  eventCopiesOf,
+  eventTextsOf,
   eventQueryOf,
   isAfter,
   isTerminal,
@@ -20,11 +19,14 @@ import {
   pageQueryOf,
   pageTokenOf,
   reportQueryOf,
-  reportRowOf,
+  recordOf,
+  reportTextRowOf,
   retentionOf,
   taskQueryOf,
-  taskRecordOf,
+  taskRowOf,
   type PageCursor,
+  type ReportTextRow,
+  type TaskColumns,
 } from './records.js';
 import type {
   RunReportQuery,
@@ -71,9 +73,16 @@ const OPTION_NAMES = optionNames<InMemoryRunStoreOptions>({
 export const DEFAULT_MAX_TASKS = 10_000;
 export const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 
+/**
+ * One task as the store keeps it: columns to filter and sort on, and the task and its events as
+ * JSON text, parsed on every read. Text is compact to hold, cheap to write (no copy to build), and a
+ * read always hands out a fresh object.
+ */
 interface Entry {
-  record: TaskRecord;
-  events: StoredTaskEvent[];
+  record: TaskColumns;
+  task: string;
+  /** Event `i` has sequence `i + 1`. */
+  events: string[];
   /** JSON bytes of the events, kept so a snapshot save does not re-measure the log. */
   eventBytes: number;
   /** JSON bytes of the record plus its events. */
@@ -84,7 +93,7 @@ function newestFirst(a: { at: string; id: string }, b: { at: string; id: string 
   return a.at < b.at ? 1 : a.at > b.at ? -1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-function byRecency(a: TaskRecord, b: TaskRecord): number {
+function byRecency(a: TaskColumns, b: TaskColumns): number {
   return newestFirst({ at: a.updated_at, id: a.task_id }, { at: b.updated_at, id: b.task_id });
 }
 
@@ -98,6 +107,17 @@ function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
+/** The JSON size of a stored row: its text, and the small columns beside it. */
+function rowBytes(columns: object, text: string): number {
+  return Buffer.byteLength(text, 'utf8') + jsonBytes(columns);
+}
+
+function readEvents(entry: Entry, from: number, to?: number): StoredTaskEvent[] {
+  return entry.events
+    .slice(from, to)
+    .map((text, index) => ({ sequence: from + index + 1, event: JSON.parse(text) as TaskEvent }));
+}
+
 export class InMemoryRunStore implements RunStore {
   readonly #tasks = new Map<string, Entry>();
   /**
@@ -107,9 +127,9 @@ export class InMemoryRunStore implements RunStore {
    */
   readonly #terminal = new Map<string, Entry>();
   #terminalSorted = true;
-  #lastTerminal: TaskRecord | null = null;
+  #lastTerminal: TaskColumns | null = null;
   /** Run reports in save order (a re-saved report moves to the end), with their JSON bytes. */
-  readonly #reports = new Map<string, { row: RunReportRow; bytes: number }>();
+  readonly #reports = new Map<string, { row: ReportTextRow; bytes: number }>();
   readonly #policy: RedactionPolicy | null;
   readonly #maxTasks: number;
   readonly #maxBytes: number;
@@ -154,7 +174,7 @@ export class InMemoryRunStore implements RunStore {
     if (this.#retentionMs === Infinity) return;
     const cutoff = new Date(this.#now() - this.#retentionMs).toISOString();
     for (const [id, report] of this.#reports) {
-      if (report.row.created_at >= cutoff) break;
+      if (report.row.columns.created_at >= cutoff) break;
       this.#removeReport(id, report.bytes);
     }
     if (this.#terminal.size === 0) return;
@@ -212,20 +232,23 @@ export class InMemoryRunStore implements RunStore {
 
   async saveTaskSnapshot(task: Task, options: SaveTaskSnapshotOptions = {}): Promise<void> {
     this.#open();
-    const record = taskRecordOf(task, options, this.#policy, this.#now);
+    const row = taskRowOf(task, options, this.#policy, this.#now);
+    const record = row.columns;
     const key = keyOf(record, record.task_id);
     const { events = [], eventBytes = 0 } = this.#tasks.get(key) ?? {};
-    this.#put(key, { record, events, eventBytes, bytes: jsonBytes(record) + eventBytes });
+    const bytes = rowBytes(record, row.task) + eventBytes;
+    this.#put(key, { record, task: row.task, events, eventBytes, bytes });
     this.#evict();
   }
 
   async saveRunReport(report: RunReport): Promise<void> {
     this.#open();
-    const row = reportRowOf(report, this.#policy);
-    const previous = this.#reports.get(row.run_id);
-    if (previous) this.#removeReport(row.run_id, previous.bytes);
-    const bytes = jsonBytes(row);
-    this.#reports.set(row.run_id, { row, bytes });
+    const row = reportTextRowOf(report, this.#policy);
+    const runId = row.columns.run_id;
+    const previous = this.#reports.get(runId);
+    if (previous) this.#removeReport(runId, previous.bytes);
+    const bytes = rowBytes(row.columns, row.report);
+    this.#reports.set(runId, { row, bytes });
     this.#bytes += bytes;
     this.#evict();
   }
@@ -233,43 +256,42 @@ export class InMemoryRunStore implements RunStore {
   async getTaskRecord(taskId: string, owner?: TaskOwner): Promise<TaskRecord | null> {
     this.#open();
     const entry = this.#tasks.get(keyOf(ownerOf(owner), checkId(taskId, 'taskId')));
-    return entry ? snapshot(entry.record) : null;
+    return entry ? recordOf({ columns: entry.record, task: entry.task }) : null;
   }
 
   /** One owner's records with every given column value (and after the cursor), newest first. */
-  #matching(
-    owner: TaskOwner,
-    filters: Partial<Record<FilterColumn, string>>,
-    after?: PageCursor,
-  ): TaskRecord[] {
+  #matching(owner: TaskOwner, filters: Partial<Record<FilterColumn, string>>, after?: PageCursor): Entry[] {
     const wanted = Object.entries(filters).filter(([, value]) => value !== undefined) as [
       FilterColumn,
       string,
     ][];
-    const matches: TaskRecord[] = [];
-    for (const { record } of this.#tasks.values()) {
+    const matches: Entry[] = [];
+    for (const entry of this.#tasks.values()) {
+      const record = entry.record;
       if (record.tenant !== owner.tenant || record.principal_id !== owner.principal_id) continue;
       if (!wanted.every(([column, value]) => record[column] === value)) continue;
-      if (after === undefined || isAfter(record, after)) matches.push(record);
+      if (after === undefined || isAfter(record, after)) matches.push(entry);
     }
-    return matches.sort(byRecency);
+    return matches.sort((a, b) => byRecency(a.record, b.record));
   }
 
   async listTaskRecords(query?: TaskRecordQuery): Promise<TaskRecord[]> {
     this.#open();
     const { owner, limit, ...filters } = taskQueryOf(query);
-    return snapshot(this.#matching(owner, filters).slice(0, limit));
+    return this.#matching(owner, filters)
+      .slice(0, limit)
+      .map((entry) => recordOf({ columns: entry.record, task: entry.task }));
   }
 
   async pageTaskRecords(query?: TaskPageQuery): Promise<TaskPage> {
     this.#open();
     const q = pageQueryOf(query);
     const matches = this.#matching(q.owner, { session_id: q.session_id, state: q.state }, q.after);
-    const records = matches.slice(0, q.page_size);
+    const page = matches.slice(0, q.page_size);
     const more = matches.length > q.page_size;
     return {
-      records: snapshot(records),
-      next_page_token: more ? pageTokenOf(q, records[records.length - 1]!) : '',
+      records: page.map((entry) => recordOf({ columns: entry.record, task: entry.task })),
+      next_page_token: more ? pageTokenOf(q, page[page.length - 1]!.record) : '',
     };
   }
 
@@ -277,18 +299,19 @@ export class InMemoryRunStore implements RunStore {
     this.#open();
     const who = ownerOf(owner);
     const key = keyOf(who, checkId(taskId, 'taskId'));
-    const copies = eventCopiesOf(taskId, events, this.#policy);
+    const texts = eventTextsOf(taskId, events, this.#policy);
     const entry = this.#tasks.get(key);
     if (!entry) throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
     const sequences: number[] = [];
-    for (const event of copies) {
-      const stored = { sequence: entry.events.length + 1, event };
-      entry.events.push(stored);
-      const size = jsonBytes(stored);
+    for (const text of texts) {
+      entry.events.push(text);
+      const sequence = entry.events.length;
+      // Measured as `{"sequence":N,"event":…}`, what a listing reads back.
+      const size = Buffer.byteLength(text, 'utf8') + 22 + String(sequence).length;
       entry.eventBytes += size;
       entry.bytes += size;
       this.#bytes += size;
-      sequences.push(stored.sequence);
+      sequences.push(sequence);
     }
     this.#evict();
     return sequences;
@@ -298,16 +321,17 @@ export class InMemoryRunStore implements RunStore {
     this.#open();
     const key = keyOf(ownerOf(owner), checkId(taskId, 'taskId'));
     const q = eventQueryOf(query);
-    const events = this.#tasks.get(key)?.events ?? [];
+    const entry = this.#tasks.get(key);
+    if (!entry) return [];
     // Sequences are the array positions plus one, so `after` is an index.
     const end = q.limit === undefined ? undefined : q.after + q.limit;
-    return snapshot(events.slice(q.after, end));
+    return readEvents(entry, q.after, end);
   }
 
   async getRunReport(runId: string): Promise<RunReport | null> {
     this.#open();
     const row = this.#reports.get(checkId(runId, 'runId'))?.row;
-    return row ? RunReport.fromDict(row.report) : null;
+    return row ? RunReport.fromDict(JSON.parse(row.report) as RunReportRow['report']) : null;
   }
 
   async listRunReports(query?: RunReportQuery): Promise<RunReport[]> {
@@ -316,16 +340,18 @@ export class InMemoryRunStore implements RunStore {
     const matches = [...this.#reports.values()]
       .map((entry) => entry.row)
       .filter(
-        (r) =>
+        ({ columns: r }) =>
           (q.session_id === undefined || r.session_id === q.session_id) &&
           (q.trace_id === undefined || r.trace_id === q.trace_id) &&
           (q.agent_name === undefined || r.agent_name === q.agent_name) &&
           (q.task_id === undefined || r.task_id === q.task_id),
       );
-    matches.sort((a, b) =>
+    matches.sort(({ columns: a }, { columns: b }) =>
       newestFirst({ at: a.created_at, id: a.run_id }, { at: b.created_at, id: b.run_id }),
     );
-    return matches.slice(0, q.limit).map((row) => RunReport.fromDict(row.report));
+    return matches
+      .slice(0, q.limit)
+      .map((row) => RunReport.fromDict(JSON.parse(row.report) as RunReportRow['report']));
   }
 
   async deleteBefore(isoTimestamp: string): Promise<number> {
@@ -339,7 +365,7 @@ export class InMemoryRunStore implements RunStore {
       }
     }
     for (const [id, report] of this.#reports) {
-      if (report.row.created_at < cutoff) {
+      if (report.row.columns.created_at < cutoff) {
         this.#removeReport(id, report.bytes);
         deleted += 1;
       }

@@ -85,12 +85,21 @@ function checkTask(task: unknown): asserts task is Task {
     throw new ValueError('Task.state must be a string', { data: { field: 'state' } });
 }
 
-export function taskRecordOf(
+/** The columns of a stored task snapshot: everything of a TaskRecord but the task. */
+export type TaskColumns = Omit<TaskRecord, 'task'>;
+
+/** A task snapshot as a backend writes it: its columns, and the masked task as JSON text. */
+export interface TaskRow {
+  columns: TaskColumns;
+  task: string;
+}
+
+export function taskRowOf(
   task: Task,
   options: SaveTaskSnapshotOptions,
   policy: RedactionPolicy | null,
   now: () => number = Date.now,
-): TaskRecord {
+): TaskRow {
   checkTask(task);
   const owner = ownerOf(isRecord(options) ? options.owner : undefined);
   const explicit = runIdsOf(options.runContext ?? null);
@@ -102,37 +111,70 @@ export function taskRecordOf(
     // A snapshot is still worth keeping when a peer sent a sloppy timestamp.
     createdAt = new Date(now()).toISOString();
   }
-  const copy = jsonCopy(policy === null ? task : policy.redact(task), 'Task') as unknown as Task;
+  const text = storedJson(task, policy, 'Task');
   return {
-    tenant: owner.tenant,
-    principal_id: owner.principal_id,
-    task_id: task.id,
-    state: task.state,
-    run_id: ids.run_id,
-    session_id: ids.session_id,
-    trace_id: ids.trace_id,
-    agent_name:
-      typeof options.agentName === 'string' && options.agentName !== '' ? options.agentName : ids.agent_name,
-    created_at: createdAt,
-    updated_at: new Date(now()).toISOString(),
-    task: copy,
+    columns: {
+      tenant: owner.tenant,
+      principal_id: owner.principal_id,
+      task_id: task.id,
+      state: task.state,
+      run_id: ids.run_id,
+      session_id: ids.session_id,
+      trace_id: ids.trace_id,
+      agent_name:
+        typeof options.agentName === 'string' && options.agentName !== ''
+          ? options.agentName
+          : ids.agent_name,
+      created_at: createdAt,
+      updated_at: new Date(now()).toISOString(),
+    },
+    task: text,
   };
 }
 
-export function reportRowOf(report: RunReport, policy: RedactionPolicy | null): RunReportRow {
+/** The record a stored row reads back as: a fresh task parsed from its text, shared with nobody. */
+export function recordOf(row: TaskRow): TaskRecord {
+  return { ...row.columns, task: JSON.parse(row.task) as Task };
+}
+
+/** A run report as a backend writes it: its columns, and the masked report dict as JSON text. */
+export interface ReportTextRow {
+  columns: Omit<RunReportRow, 'report'>;
+  report: string;
+}
+
+export function reportTextRowOf(report: RunReport, policy: RedactionPolicy | null): ReportTextRow {
   if (!report || typeof report.toDict !== 'function') throw new ValueError('saveRunReport needs a RunReport');
   if (report.runId === null)
     throw new ValueError('A RunReport without run_id cannot be stored', { data: { field: 'run_id' } });
-  const dict = jsonCopy(report.toDict({ redactionPolicy: policy }), 'RunReport');
   return {
-    run_id: report.runId,
-    task_id: report.taskId,
-    session_id: report.sessionId,
-    trace_id: report.traceId,
-    agent_name: report.agentName,
-    created_at: normalizeTimestamp(report.createdAt, 'RunReport.created_at'),
-    report: dict as unknown as JsonObject,
+    columns: {
+      run_id: report.runId,
+      task_id: report.taskId,
+      session_id: report.sessionId,
+      trace_id: report.traceId,
+      agent_name: report.agentName,
+      created_at: normalizeTimestamp(report.createdAt, 'RunReport.created_at'),
+    },
+    report: storedJson(report.toDict({ redactionPolicy: null }), policy, 'RunReport'),
   };
+}
+
+/**
+ * What a backend stores of a value: its JSON text, masked by `policy` (nothing when null) in the
+ * same pass. Text is what a database holds; the memory store keeps it too and parses it on every
+ * read, so no caller ever shares an object with the store.
+ * @throws ValueError when the value cannot be serialized.
+ */
+export function storedJson(value: unknown, policy: RedactionPolicy | null, what: string): string {
+  let text: string | undefined;
+  try {
+    text = policy === null ? JSON.stringify(value) : policy.redactedJson(value);
+  } catch (error) {
+    throw new ValueError(`${what} is not JSON-serializable: ${(error as Error).message}`, { cause: error });
+  }
+  if (text === undefined) throw new ValueError(`${what} is not JSON-serializable: it is undefined`);
+  return text;
 }
 
 /**
@@ -275,12 +317,12 @@ export function pageQueryOf(query: TaskPageQuery | undefined): NormalizedPageQue
 }
 
 /** The opaque token of the page after `last` (base64url JSON). */
-export function pageTokenOf(query: NormalizedPageQuery, last: TaskRecord): string {
+export function pageTokenOf(query: NormalizedPageQuery, last: TaskColumns): string {
   return encodePageToken(fingerprint(query), [last.updated_at, last.task_id]);
 }
 
 /** True when `record` sorts after the cursor (newest `updated_at` first, then `task_id`). */
-export function isAfter(record: TaskRecord, cursor: PageCursor): boolean {
+export function isAfter(record: TaskColumns, cursor: PageCursor): boolean {
   return (
     record.updated_at < cursor.updated_at ||
     (record.updated_at === cursor.updated_at && record.task_id > cursor.task_id)
@@ -310,7 +352,8 @@ export function eventQueryOf(query: TaskEventQuery | undefined): NormalizedEvent
  * Checks and redacts a batch of events for one task before any is stored, so a bad event leaves
  * the log untouched. Returns each event's stored copy.
  */
-export function eventCopiesOf(taskId: string, events: unknown, policy: RedactionPolicy | null): TaskEvent[] {
+/** The events of one append, checked (a type, this task's id) and stored as masked JSON text. */
+export function eventTextsOf(taskId: string, events: unknown, policy: RedactionPolicy | null): string[] {
   if (!Array.isArray(events)) throw new ValueError('events must be an array of TaskEvents');
   return events.map((event: unknown, index) => {
     if (!isRecord(event) || typeof event.type !== 'string' || event.type === '')
@@ -322,6 +365,6 @@ export function eventCopiesOf(taskId: string, events: unknown, policy: Redaction
           data: { index, field: 'task_id' },
         },
       );
-    return jsonCopy(policy === null ? event : policy.redact(event), 'TaskEvent') as unknown as TaskEvent;
+    return storedJson(event, policy, 'TaskEvent');
   });
 }

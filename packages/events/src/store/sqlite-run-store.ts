@@ -11,17 +11,17 @@ import type { RunStoreOptions } from './in-memory-run-store.js';
 import {
   checkId,
   clockOf,
-  eventCopiesOf,
+  eventTextsOf,
   eventQueryOf,
   normalizeTimestamp,
   ownerOf,
   pageQueryOf,
   pageTokenOf,
   reportQueryOf,
-  reportRowOf,
+  reportTextRowOf,
   retentionOf,
   taskQueryOf,
-  taskRecordOf,
+  taskRowOf,
   TERMINAL_STATES,
 } from './records.js';
 import type {
@@ -329,10 +329,10 @@ export class SqliteRunStore implements RunStore {
   async saveTaskSnapshot(task: Task, options: SaveTaskSnapshotOptions = {}): Promise<void> {
     this.#open();
     try {
-      const record = taskRecordOf(task, options, this.#policy, this.#now);
+      const row = taskRowOf(task, options, this.#policy, this.#now);
       this.#db.transaction(() => {
         this.#sweep();
-        this.#upsertTask.run({ ...record, task: JSON.stringify(record.task) });
+        this.#upsertTask.run({ ...row.columns, task: row.task });
       })();
     } catch (error) {
       throw sqliteError(error, 'SqliteRunStore.saveTaskSnapshot');
@@ -342,8 +342,8 @@ export class SqliteRunStore implements RunStore {
   async saveRunReport(report: RunReport): Promise<void> {
     this.#open();
     try {
-      const row = reportRowOf(report, this.#policy);
-      this.#upsertReport.run({ ...row, report: JSON.stringify(row.report) });
+      const row = reportTextRowOf(report, this.#policy);
+      this.#upsertReport.run({ ...row.columns, report: row.report });
     } catch (error) {
       throw sqliteError(error, 'SqliteRunStore.saveRunReport');
     }
@@ -411,7 +411,7 @@ export class SqliteRunStore implements RunStore {
     try {
       const who = ownerOf(owner);
       checkId(taskId, 'taskId');
-      const copies = eventCopiesOf(taskId, events, this.#policy);
+      const texts = eventTextsOf(taskId, events, this.#policy);
       // IMMEDIATE: the last sequence is read under the write lock, so two writers cannot both take it.
       return this.#db
         .transaction(() => {
@@ -419,9 +419,9 @@ export class SqliteRunStore implements RunStore {
           if (!this.#findTask(who, taskId))
             throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
           const last = this.#lastSequence.get(who.tenant, who.principal_id, taskId) as number;
-          return copies.map((event, index) => {
+          return texts.map((text, index) => {
             const sequence = last + index + 1;
-            this.#insertEvent.run(who.tenant, who.principal_id, taskId, sequence, JSON.stringify(event));
+            this.#insertEvent.run(who.tenant, who.principal_id, taskId, sequence, text);
             return sequence;
           });
         })

@@ -3,7 +3,7 @@
  * design. Values are JSON; every method is async so a networked backend fits the same shape.
  */
 import { UnavailableError, ValueError, type JsonValue } from '@agent/core';
-import { snapshot } from '../clone.js';
+import { snapshot } from '@agent/core/internal';
 
 export interface Storage {
   /** `null` for a missing key. */

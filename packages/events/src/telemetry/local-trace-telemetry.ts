@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { ValueError } from '@agent/core';
 import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
-import { snapshot } from '../clone.js';
+import { snapshot } from '@agent/core/internal';
 import { SequencedEventSink } from '../event-sink.js';
 import { RedactionPolicy } from '../redaction.js';
 import type { RunEvent } from '../run-event.js';

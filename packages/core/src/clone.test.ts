@@ -1,0 +1,44 @@
+import { snapshot } from './clone.js';
+
+describe('snapshot', () => {
+  it('deep-copies plain data so later mutation cannot reach the copy', () => {
+    const source = { id: 't', parts: [{ type: 'text', content: 'hi' }], meta: { n: 1, none: undefined } };
+    const copy = snapshot(source);
+    expect(copy).toEqual(source);
+    expect(copy).not.toBe(source);
+    source.parts[0]!.content = 'changed';
+    source.meta.n = 2;
+    expect(copy.parts[0]!.content).toBe('hi');
+    expect(copy.meta).toEqual({ n: 1, none: undefined });
+    expect('none' in copy.meta).toBe(true);
+  });
+
+  it('keeps an own __proto__ key a key', () => {
+    const source = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as Record<string, unknown>;
+    const copy = snapshot(source);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.keys(copy)).toEqual(['__proto__', 'a']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('copies what plain data is not as structuredClone does: dates, maps, cycles, sparse arrays', () => {
+    const when = new Date(5);
+    const cyclic: Record<string, unknown> = { name: 'loop' };
+    cyclic.self = cyclic;
+    // eslint-disable-next-line no-sparse-arrays
+    const source = { when, map: new Map([['k', 1]]), cyclic, sparse: [1, , 3] };
+    const copy = snapshot(source);
+    // structuredClone builds the Date in the runtime's own realm, not jest's: check it by tag.
+    expect(Object.prototype.toString.call(copy.when)).toBe('[object Date]');
+    expect(copy.when.getTime()).toBe(5);
+    expect(copy.when).not.toBe(when);
+    expect(copy.map.get('k')).toBe(1);
+    expect(copy.cyclic.self).toBe(copy.cyclic);
+    expect(1 in copy.sparse).toBe(false);
+  });
+
+  it('falls back to JSON for what structuredClone refuses', () => {
+    const copy = snapshot({ keep: 1, drop: () => 1 });
+    expect(copy).toEqual({ keep: 1 });
+  });
+});
