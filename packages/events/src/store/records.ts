@@ -8,7 +8,6 @@ import {
   ValueError,
   type JsonObject,
   type Task,
-  type TaskEvent,
 } from '@agent/core';
 import { checkOptionNames, isRecord, numberOption, optionNames } from '@agent/core/internal';
 import { type RedactionPolicy } from '../redaction.js';
