@@ -218,8 +218,12 @@ function isIsoString(value: unknown): value is string {
   return typeof value === 'string' && parseIsoTimestamp(value) instanceof Date;
 }
 
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
+
 /** ProtoJSON timestamps end in `Z`; native timestamps may carry an offset. */
 function toUtc(timestamp: string): string {
+  // What `nowIso` writes (and most peers send) is already in that form: nothing to normalize.
+  if (CANONICAL_UTC.test(timestamp)) return timestamp;
   const parsed = parseIsoTimestamp(timestamp);
   return parsed instanceof Date ? parsed.toISOString() : timestamp;
 }

@@ -11,7 +11,7 @@ import {
   messageText,
   nowIso,
 } from '@agent/core';
-import { ContractHandler } from '@agent/server/testing';
+import { ContractHandler, RecordingLogger } from '@agent/server/testing';
 import { type RawRequestOptions, type RawResponse, rawRequest } from '@agent/test-support';
 import { HTTPTransport } from '@agent/transport-http';
 import { A2AServer, type A2AServerOptions } from '../a2a-server.js';
@@ -122,6 +122,8 @@ export async function serveA2A(
     url: 'http://127.0.0.1:0',
     ...(authenticator ? { authenticator } : {}),
     routes: [a2a],
+    // The tests provoke failures on purpose: their log lines are kept, not printed.
+    logger: new RecordingLogger(),
   });
   server.bind(handler);
   await server.start();
