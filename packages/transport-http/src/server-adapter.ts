@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { CLIENT_OPERATIONS, type AgentCard, type Task, type TaskEvent, type TaskList } from '@agent/core';
 import type { EventFeed, ServerCall, ServerPipeline } from '@agent/server';
-import { writeError, writeJson } from '@agent/server/node';
+import { drained, writeError, writeJson } from '@agent/server/node';
 import type { HttpEndpoint } from './backend.js';
 import { EVENT_STREAM_HEADERS, encodeEvent } from './codec.js';
 import { ExchangeRoute, type Exchange } from './exchange.js';
@@ -176,16 +176,4 @@ async function writeEvents(
     // The stream rule turns handler failures into events, so this is a broken socket: nothing to tell.
     res.destroy();
   }
-}
-
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
 }

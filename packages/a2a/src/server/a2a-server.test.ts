@@ -213,6 +213,22 @@ describe('A2AServer with API keys', () => {
       expect(refused.data[0]).toMatchObject({ reason: 'TASK_NOT_CANCELABLE', domain: 'a2a-protocol.org' });
     });
 
+    it("closes a stream answer's connection when the request asked to", async () => {
+      const response = await s.raw('/a2a', {
+        key: ALICE,
+        method: 'POST',
+        headers: { connection: 'close' },
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendStreamingMessage',
+          params: { message: userMessage('echo x') },
+        },
+      });
+      expect(response.headers['content-type']).toBe('text/event-stream');
+      expect(response.headers.connection).toBe('close');
+    });
+
     it('SendStreamingMessage: task first, ordered updates, ends after the terminal state', async () => {
       const response = await s.rpc(
         'SendStreamingMessage',

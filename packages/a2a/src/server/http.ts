@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '@agent/auth';
 import type { AgentError } from '@agent/core';
-import { MalformedJsonError, readJsonBody } from '@agent/server/node';
+import { MalformedJsonError, drained, readJsonBody } from '@agent/server/node';
 import type { ExchangeInput } from '@agent/transport-http';
 import type { A2AStreamResponse } from '../protojson.js';
 import type { FrameStream } from './frame-stream.js';
@@ -106,24 +106,15 @@ export async function writeSse(
   res.writeHead(200, {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
-    connection: 'keep-alive',
+    // Reverse proxies (nginx) buffer responses unless told not to. No `connection` header: node
+    // keeps the connection alive or closes it as the request asked.
     'x-accel-buffering': 'no',
   });
   res.flushHeaders();
   try {
     for await (const response of stream) {
       if (gone) break;
-      if (!res.write(`data: ${JSON.stringify(frame(response))}\n\n`)) {
-        await new Promise<void>((resolve) => {
-          const settle = (): void => {
-            res.off('drain', settle);
-            res.off('close', settle);
-            resolve();
-          };
-          res.once('drain', settle);
-          res.once('close', settle);
-        });
-      }
+      if (!res.write(`data: ${JSON.stringify(frame(response))}\n\n`)) await drained(res);
     }
   } catch (error) {
     if (!gone) res.write(`data: ${JSON.stringify(onError(error))}\n\n`);

@@ -25,5 +25,5 @@ export {
   type Routed,
   type RouteMiss,
 } from './route-table.js';
-export { encodeSseFrame, SSE_CONTENT_TYPE } from './sse-frame.js';
+export { drained, encodeSseFrame, SSE_CONTENT_TYPE } from './sse-frame.js';
 export { EventStreamParser, type SseFrame } from './sse-parser.js';

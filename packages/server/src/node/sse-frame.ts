@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+
 /** The media type of a server-sent-events stream. */
 export const SSE_CONTENT_TYPE = 'text/event-stream';
 
@@ -9,4 +11,20 @@ export const SSE_CONTENT_TYPE = 'text/event-stream';
 export function encodeSseFrame(id: number, event: string, data: unknown): string {
   const name = event.includes('\n') || event.includes('\r') ? event.replace(/[\r\n]/g, ' ') : event;
   return `id: ${id}\nevent: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * Resolves when a response that refused a write can take more (`drain`), or is gone (`close`): a
+ * stream writer awaits it so a slow reader holds back the writer, not the server's memory.
+ */
+export function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
 }
