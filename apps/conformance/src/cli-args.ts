@@ -19,6 +19,8 @@ export interface CliArgs {
   timeoutMs?: number;
   /** `--registry`: the server serves the agent registry, so its cases must run (else: asked of the server). */
   registry?: boolean;
+  /** `--a2a`: the server serves A2A 1.0, so its cases must run (else: asked of the server). */
+  a2a?: boolean;
   /** `--help`: print the usage and run nothing. */
   help?: boolean;
 }
@@ -32,6 +34,9 @@ options: --api-key KEY | --bearer JWT | --basic USER:PASS   credentials the serv
          --http-url URL     raw HTTP base for the wire cases (--transport http), when not --url
          --registry         the server serves the agent registry: its cases must run and pass
                             (without it they run when GET /registry/agents is not a 404)
+         --a2a              the server serves A2A 1.0: its cases must run and pass (without it
+                            they run when GET /.well-known/agent-card.json answers 200 with
+                            supportedInterfaces)
          --junit FILE       write JUnit XML (relative to the directory the command runs in)
          --filter REGEX     only the cases whose id matches
          --timeout-ms N     per-case limit (default 30000)
@@ -52,7 +57,7 @@ const OTHER_CREDENTIAL_OPTIONS: Record<string, CredentialKind> = {
 };
 const VALUE_OPTIONS = ['--url', '--transport', '--http-url', '--junit', '--filter', '--timeout-ms'];
 /** Options that take no value. */
-const FLAG_OPTIONS = ['--registry'];
+const FLAG_OPTIONS = ['--registry', '--a2a'];
 const OPTIONS = [
   ...VALUE_OPTIONS,
   ...Object.keys(CREDENTIAL_OPTIONS),
@@ -126,6 +131,12 @@ export function parseArgs(argv: readonly string[], cwd: string = process.cwd()):
         '--registry: the registry is served over HTTP; its cases run with --transport http',
       );
     args.registry = true;
+  }
+
+  if (given.has('--a2a')) {
+    if (args.transport !== 'http')
+      throw new ValueError('--a2a: A2A is served over HTTP; its cases run with --transport http');
+    args.a2a = true;
   }
 
   const credentials = Object.keys(CREDENTIAL_OPTIONS).filter((o) => given.has(o));

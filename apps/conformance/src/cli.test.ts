@@ -133,6 +133,22 @@ describe('conformance CLI', () => {
     expect(forced.stdout).toMatch(/expected HTTP 201, got 404/);
   });
 
+  it('skips the A2A cases against a server without A2A, saying so', async () => {
+    const detected = await runCli([
+      '--url',
+      server.urls.http,
+      '--api-key',
+      'cli-key',
+      '--filter',
+      '^(a2a\\.|http\\.healthz$)',
+    ]);
+    expect(detected.code).toBe(0);
+    expect(detected.stdout).toMatch(
+      /^SKIP a2a\.\* : the server serves no A2A card .*--a2a runs them anyway$/m,
+    );
+    expect(detected.stdout).not.toMatch(/\] a2a\./);
+  });
+
   it('writes --junit relative to the directory pnpm was run in (INIT_CWD) and prints the path', async () => {
     const userDir = mkdtempSync(path.join(tmpdir(), 'conformance-cwd-'));
     const { code, stdout } = await runCli(
@@ -281,6 +297,15 @@ describe('parseArgs', () => {
       /^--registry is given twice$/,
     );
   });
+  it('reads --a2a, a flag of --transport http', () => {
+    expect(parseArgs(['--url', 'http://h:1', '--a2a']).a2a).toBe(true);
+    expect(parseArgs(['--url', 'http://h:1']).a2a).toBeUndefined();
+    expect(() => parseArgs(['--url', 'ws://h:1', '--transport', 'ws', '--a2a'])).toThrow(
+      /^--a2a: A2A is served over HTTP; its cases run with --transport http$/,
+    );
+    expect(() => parseArgs(['--url', 'http://h:1', '--a2a=yes'])).toThrow(/^--a2a takes no value$/);
+    expect(() => parseArgs(['--url', 'http://h:1', '--a2a', '--a2a'])).toThrow(/^--a2a is given twice$/);
+  });
   it('reads --name=value, and resolves --junit against the given directory', () => {
     expect(parseArgs(['--url=http://h:1', '--junit=out/x.xml'], '/home/me')).toEqual({
       transport: 'http',
@@ -338,6 +363,6 @@ describe('parseArgs', () => {
       }
       throw new Error('--bogus was accepted');
     })();
-    expect([...new Set(USAGE.match(/--[a-z-]+/g))].sort()).toEqual(accepted.sort());
+    expect([...new Set(USAGE.match(/--[a-z0-9-]+/g))].sort()).toEqual(accepted.sort());
   });
 });

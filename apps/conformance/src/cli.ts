@@ -21,6 +21,7 @@ import { presentedToken } from './presented-credentials.js';
 import { junitXml, progressLine, resultTable } from './report.js';
 import {
   runConformance,
+  servesA2A,
   servesRegistry,
   summarize,
   type CaseResult,
@@ -48,6 +49,8 @@ async function runOptions(args: CliArgs): Promise<{ options: ConformanceOptions;
   for (const url of [args.url, args.httpUrl]) if (url) await checkReachable(url, CONNECT_TIMEOUT_MS);
   if (args.registry) options.registry = true;
   else options.registry = await registryServed(args);
+  if (args.a2a) options.a2a = true;
+  else options.a2a = await a2aServed(args);
   if (args.transport !== 'memory') return { options, close: () => Promise.resolve() };
   const config = loadConfig();
   const authenticator = createAuthenticator(config);
@@ -75,6 +78,21 @@ async function registryServed(args: CliArgs): Promise<boolean> {
   if (await servesRegistry(httpUrl, auth)) return true;
   process.stdout.write(
     'SKIP registry.* : the server serves no registry (GET /registry/agents answered 404); --registry runs them anyway\n',
+  );
+  return false;
+}
+
+/**
+ * Without `--a2a`, whether the server serves A2A 1.0, asked before the run when an A2A case could
+ * run; said in one line when it does not, since its cases are then left out.
+ */
+async function a2aServed(args: CliArgs): Promise<boolean> {
+  const httpUrl = args.httpUrl ?? args.url;
+  const eligible = ALL_CASES.some((c) => c.a2a && (!args.filter || args.filter.test(c.id)));
+  if (args.transport !== 'http' || !httpUrl || !eligible) return false;
+  if (await servesA2A(httpUrl)) return true;
+  process.stdout.write(
+    'SKIP a2a.* : the server serves no A2A card (GET /.well-known/agent-card.json answered no card with supportedInterfaces); --a2a runs them anyway\n',
   );
   return false;
 }

@@ -54,6 +54,8 @@ describe('reference server without auth (node backend)', () => {
     else expect(results.some((r) => r.id === 'stream.cancel')).toBe(true);
     // It serves no registry (GET /registry/agents is a 404): the registry cases are left out.
     expect(results.filter((r) => r.id.startsWith('registry.'))).toEqual([]);
+    // Nor A2A (GET /.well-known/agent-card.json is a 404): the A2A cases are left out.
+    expect(results.filter((r) => r.id.startsWith('a2a.'))).toEqual([]);
   });
 });
 
@@ -118,6 +120,39 @@ describe('reference server serving the registry (AGENT_REGISTRY=1, HTTP only)', 
     expect(results.map((r) => r.id)).toEqual(
       registryCases.filter((id) => id !== 'registry.auth.missing' && id !== 'registry.owner.other-principal'),
     );
+  });
+});
+
+describe('reference server serving A2A (AGENT_A2A=1, HTTP only)', () => {
+  const a2aCases = ALL_CASES.filter((c) => c.a2a).map((c) => c.id);
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await startServerProcess({
+      AGENT_AUTH: 'apikey',
+      AGENT_API_KEYS: 'a2a-key-1,a2a-stranger-key-2',
+      AGENT_A2A: '1',
+    });
+  });
+  afterAll(async () => {
+    expect(await server.stop()).toBe(0);
+  });
+
+  it('passes every case with API keys, a second key included (--a2a)', async () => {
+    const results = await suite(server, 'http', {
+      a2a: true,
+      credentials: { kind: 'apikey', value: 'a2a-key-1' },
+      otherCredentials: { kind: 'apikey', value: 'a2a-stranger-key-2' },
+    });
+    expect(results.filter((r) => r.id.startsWith('a2a.')).map((r) => r.id)).toEqual(a2aCases);
+  });
+
+  it('finds A2A by its public card and passes its cases', async () => {
+    const results = await suite(server, 'http', {
+      filter: /^a2a\./,
+      credentials: { kind: 'apikey', value: 'a2a-key-1' },
+    });
+    // Without a second principal, that case has nothing to run against.
+    expect(results.map((r) => r.id)).toEqual(a2aCases.filter((id) => id !== 'a2a.owner.other-principal'));
   });
 });
 

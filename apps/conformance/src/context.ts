@@ -46,5 +46,7 @@ export interface ConformanceCase {
   otherPrincipal?: boolean;
   /** Runs only against a server that serves the agent registry (see `ConformanceOptions.registry`). */
   registry?: boolean;
+  /** Runs only against a server that serves A2A 1.0 (see `ConformanceOptions.a2a`). */
+  a2a?: boolean;
   run(ctx: CaseContext): Promise<void>;
 }

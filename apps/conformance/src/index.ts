@@ -1,6 +1,7 @@
 // The conformance suite as a library: run it against any server from a test or a script.
 export {
   runConformance,
+  servesA2A,
   servesRegistry,
   summarize,
   type ConformanceOptions,

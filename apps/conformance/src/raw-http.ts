@@ -23,6 +23,9 @@ export function rawHttp(baseUrl: string, path: string, init: RawRequest = {}): P
       {
         method: init.method ?? 'GET',
         headers: { connection: 'close', ...init.headers },
+        // A socket of its own, never pooled: an answer that says keep-alive to a request that said
+        // close (or breaks its connection otherwise) cannot spill into the next request.
+        agent: false,
         signal: init.signal,
       },
       (res) => {

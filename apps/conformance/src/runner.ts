@@ -1,5 +1,6 @@
 import { AgentClient } from '@agent/client';
 import { ValueError, type Transport } from '@agent/core';
+import { A2A_CARD_PATH } from './cases/a2a-cases.js';
 import { ALL_CASES } from './cases/index.js';
 import type { CaseContext, ConformanceCase, ServerControl, TransportName } from './context.js';
 import {
@@ -39,6 +40,12 @@ export interface ConformanceOptions {
    * not. Absent: asked of the server, {@link servesRegistry}.
    */
   registry?: boolean;
+  /**
+   * Whether the server serves A2A 1.0, whose cases run only then (over http only). `true`: they
+   * run, and fail against a server without it; `false`: they do not. Absent: asked of the server,
+   * {@link servesA2A}.
+   */
+  a2a?: boolean;
 }
 
 export interface CaseResult {
@@ -50,9 +57,14 @@ export interface CaseResult {
   error?: string;
 }
 
-function applies(testCase: ConformanceCase, options: ConformanceOptions, registry: boolean): boolean {
+function applies(
+  testCase: ConformanceCase,
+  options: ConformanceOptions,
+  served: { registry: boolean; a2a: boolean },
+): boolean {
   if (testCase.transports && !testCase.transports.includes(options.transport)) return false;
-  if (testCase.registry && !registry) return false;
+  if (testCase.registry && !served.registry) return false;
+  if (testCase.a2a && !served.a2a) return false;
   if (testCase.auth === 'required' && !options.credentials) return false;
   if (testCase.auth === 'none' && options.credentials) return false;
   if (testCase.needsControl && !options.control) return false;
@@ -79,6 +91,21 @@ export async function servesRegistry(
       signal: AbortSignal.timeout(10_000),
     });
     return res.status !== 404;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether the server at `httpUrl` serves A2A 1.0: its public card, `GET
+ * /.well-known/agent-card.json`, answers 200 with a `supportedInterfaces` array (no credentials:
+ * the card is public). A server that cannot be asked serves none here.
+ */
+export async function servesA2A(httpUrl: string): Promise<boolean> {
+  try {
+    const res = await rawHttp(httpUrl, A2A_CARD_PATH, { signal: AbortSignal.timeout(10_000) });
+    const card = res.json as { supportedInterfaces?: unknown } | undefined;
+    return res.status === 200 && Array.isArray(card?.supportedInterfaces);
   } catch {
     return false;
   }
@@ -117,13 +144,18 @@ export async function runConformance(options: ConformanceOptions): Promise<CaseR
     httpUrl !== undefined &&
     cases.some((c) => c.registry && (!options.filter || options.filter.test(c.id))) &&
     (options.registry ?? (await servesRegistry(httpUrl, auth)));
+  const a2a =
+    options.transport === 'http' &&
+    httpUrl !== undefined &&
+    cases.some((c) => c.a2a && (!options.filter || options.filter.test(c.id))) &&
+    (options.a2a ?? (await servesA2A(httpUrl)));
   const client = clientFor(token);
   const otherClient = other ? clientFor(otherToken) : undefined;
   const results: CaseResult[] = [];
   const timeoutMs = options.caseTimeoutMs ?? 30_000;
   try {
     for (const testCase of cases) {
-      if (!applies(testCase, options, registry)) continue;
+      if (!applies(testCase, options, { registry, a2a })) continue;
       const controller = new AbortController();
       const ctx: CaseContext = {
         transport: options.transport,

@@ -1,4 +1,5 @@
 import type { ConformanceCase } from '../context.js';
+import { a2aCases } from './a2a-cases.js';
 import { httpCases } from './http-cases.js';
 import { registryCases } from './registry-cases.js';
 import { serverCases } from './server-cases.js';
@@ -10,6 +11,7 @@ export const ALL_CASES: readonly ConformanceCase[] = [
   ...taskCases,
   ...taskApiCases,
   ...registryCases,
+  ...a2aCases,
   // Last: server.stop stops the server.
   ...serverCases,
 ];
