@@ -219,6 +219,41 @@ describe('RedactionPolicy.redactedJson', () => {
     JSON.parse('{"__proto__": {"token": "t"}, "input_tokens": 12}'),
     'Bearer plain-string',
     42,
+    // Plain data the native serializer may write as it is, and near misses of each rule.
+    {
+      id: 'clean',
+      parts: [{ type: 'text', content: 'hello' }],
+      usage: { input_tokens: 3, output_tokens: 4 },
+      list: [1, 'two', null, true, [['accept', 'text/plain']]],
+      empty: {},
+      none: null,
+    },
+    { token: null, password: undefined, secret: '', note: 'fine' },
+    { TOKEN: 'kelvin sign lowercases to k' },
+    { 'x-api-key': 'k', 'Set-Cookie': 'c', 'refresh token': 't' },
+    [' bearer abc', '\tBasic x', '\u00a0ApiKey x', '\u3000bearer x', 'basically fine', 'apikeys are fine'],
+    ['eyJ only', 'Bearer', 'a Bearer x', 'eyJabcde.fghij.', `x${jwt}`, 'yJ'],
+    [
+      ['Authorization', 'x'],
+      ['cookie', undefined],
+      ['token', null],
+    ],
+    Object.assign(Object.create(null) as object, { a: 1, api_key: 'k' }),
+    Object.assign(Object.create(null) as object, { a: 1, b: [2] }),
+    { withToJson: { toJSON: () => ({ token: 'x', text: 'Bearer abcdefghij' }) } },
+    {
+      instance: new (class Box {
+        value = 'v';
+        token = 't';
+      })(),
+    },
+    { subclass: new (class List extends Array<unknown> {})() },
+    { date: new Date(1), text: 'ok' },
+    { deep: Array.from({ length: 250 }).reduce<unknown>((inner) => ({ inner }), 'bottom') },
+    { deepSecret: Array.from({ length: 250 }).reduce<unknown>((inner) => ({ inner }), { token: 'x' }) },
+    { nested: { run_context: { agent_chain: ['a'], permissions: {}, budget: null } }, at: 1.5e-7 },
+    { unicode: 'héllo \u2028 ☃ \ud83d\ude00', quote: 'say "hi"\n' },
+    { ssn_like: '123-45-6789' },
   ];
 
   it('serializes exactly what the copying walk would, for the default policy and a custom one', () => {

@@ -83,7 +83,8 @@ class ReportFold {
       case 'task.status':
         if (typeof payload.state === 'string') this.status = payload.state as TaskState;
         if (event.final && isRecord(payload.task)) {
-          this.finalTask = snapshot(payload.task) as unknown as Task;
+          // The builder folds its own copy of the events: the task is the report's already.
+          this.finalTask = payload.task as unknown as Task;
           this.ids.push(runIdsOfTask(payload.task));
         }
         break;
@@ -290,11 +291,13 @@ export interface BuildReportOptions {
   defaults?: RunIds;
 }
 
-/** The report of these events, in the order given. */
-export function buildReportData(
-  events: readonly RunEvent[],
-  options: BuildReportOptions = {},
-): RunReportData {
+/**
+ * The report of these events, in the order given. The result is built from a copy of the events
+ * and of the metadata, so it shares nothing with the caller's values (parts of it may share with
+ * each other, e.g. the final task with the final event's payload).
+ */
+export function buildReportData(input: readonly RunEvent[], options: BuildReportOptions = {}): RunReportData {
+  const events = snapshot([...input]);
   const fold = new ReportFold();
   for (const event of events) fold.add(event);
   const ids = mergeRunIds(...fold.ids, ...(options.defaults ? [options.defaults] : []));
@@ -318,7 +321,7 @@ export function buildReportData(
     ended_at: endedAt,
     duration_seconds: secondsBetween(startedAt, endedAt),
     created_at: nowIso(),
-    events: snapshot([...events]),
+    events,
     context_manifests: fold.manifests,
     actions: [...fold.actions.values()],
     approvals: [...fold.approvals.values()],

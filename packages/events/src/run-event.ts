@@ -22,7 +22,7 @@ import {
 import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 import { snapshot } from '@agent/core/internal';
 import type { ContextManifestData } from './context-manifest.js';
-import { mergeRunIds, runIdsOf, runIdsOfTask, type RunContextInput, type RunIds } from './run-context.js';
+import { runIdsOf, runIdsOfTask, type RunContextInput } from './run-context.js';
 
 /** The envelope version every RunEvent carries; it changes only when the envelope does. */
 export const RUN_EVENT_VERSION = '1.0';
@@ -294,6 +294,24 @@ function defaultSummary(type: RunEventType, event: Record<string, unknown>): str
 function fromTaskEvent(taskEvent: TaskEvent, options: FromTaskEventOptions = {}): RunEvent {
   if (!isRecord(taskEvent)) throw new ValueError('RunEvent.fromTaskEvent needs a task event object');
   checkOptionNames('RunEvent.fromTaskEvent', options, FROM_TASK_EVENT_OPTIONS);
+  return buildRunEvent(taskEvent, options.context ?? null, options.agentName);
+}
+
+/** The first non-null of three, in priority order. */
+function first3(a: string | null, b: string | null, c: string | null): string | null {
+  return a ?? b ?? c;
+}
+
+/**
+ * {@link fromTaskEvent} without the option check, for callers that pass their own known options
+ * (the recorder). Internal to the package.
+ */
+export function buildRunEvent(
+  taskEvent: TaskEvent,
+  context: RunContextInput | null,
+  agentName: string | undefined,
+): RunEvent {
+  if (!isRecord(taskEvent)) throw new ValueError('RunEvent.fromTaskEvent needs a task event object');
   const source = taskEvent as Record<string, unknown>;
   const type = source.type;
   if (!isRunEventType(type)) {
@@ -308,67 +326,66 @@ function fromTaskEvent(taskEvent: TaskEvent, options: FromTaskEventOptions = {})
   const taskId = str(source.task_id) ?? (isRecord(source.task) ? str(source.task.id) : null);
   if (taskId === null) throw new ValueError(`Task event ${type} has no task_id`, { data: { type } });
 
-  const own: RunIds = {
-    run_id: str(source.run_id),
-    session_id: str(source.session_id),
-    trace_id: str(source.trace_id),
-    agent_name: str(source.agent_name),
-  };
-  const contextIds = runIdsOf(options.context ?? null);
-  // An explicit agentName outranks the context's agent_chain, but not the event's own name.
-  const ids = mergeRunIds(
-    own,
-    { ...contextIds, agent_name: str(options.agentName) ?? contextIds.agent_name },
-    fromTask,
-  );
+  const contextIds = runIdsOf(context);
+  // Ids from the event itself, then the context, then a final status's task. An explicit agentName
+  // outranks the context's agent_chain, but not the event's own name.
+  const runId = first3(str(source.run_id), contextIds.run_id, fromTask.run_id);
+  const sessionId = first3(str(source.session_id), contextIds.session_id, fromTask.session_id);
+  const traceId = first3(str(source.trace_id), contextIds.trace_id, fromTask.trace_id);
+  const agent = first3(str(source.agent_name), str(agentName) ?? contextIds.agent_name, fromTask.agent_name);
 
   const action = actionOf(source);
   const step = typeof source.step === 'number' && Number.isFinite(source.step) ? source.step : null;
+  const spanId = str(source.span_id);
+  const parentSpanId = str(source.parent_span_id);
   const actionId = str(source.action_id) ?? (action ? str(action.action_id) : null);
+  const parentActionId = str(source.parent_action_id);
+  const delegationId = str(source.delegation_id);
   const timestamp = str(source.timestamp) ?? nowIso();
-  const promoted: Record<string, unknown> = {
-    run_id: ids.run_id,
-    session_id: ids.session_id,
-    trace_id: ids.trace_id,
-    agent_name: ids.agent_name,
-    step,
-    span_id: str(source.span_id),
-    parent_span_id: str(source.parent_span_id),
-    action_id: actionId,
-    parent_action_id: str(source.parent_action_id),
-    delegation_id: str(source.delegation_id),
-  };
-  const payload: Record<string, unknown> = { ...snapshot(source), task_id: taskId, timestamp };
-  for (const [key, value] of Object.entries(promoted)) if (value !== null) payload[key] = value;
+  // The copy is a fresh plain object: the envelope's fields are written into it, existing keys
+  // keeping their place and new ones appended, in PROMOTED_ID_FIELDS order.
+  const payload = snapshot(source);
+  payload.task_id = taskId;
+  payload.timestamp = timestamp;
+  if (runId !== null) payload.run_id = runId;
+  if (sessionId !== null) payload.session_id = sessionId;
+  if (traceId !== null) payload.trace_id = traceId;
+  if (agent !== null) payload.agent_name = agent;
+  if (step !== null) payload.step = step;
+  if (spanId !== null) payload.span_id = spanId;
+  if (parentSpanId !== null) payload.parent_span_id = parentSpanId;
+  if (actionId !== null) payload.action_id = actionId;
+  if (parentActionId !== null) payload.parent_action_id = parentActionId;
+  if (delegationId !== null) payload.delegation_id = delegationId;
   if (action && !isRecord(payload.action)) payload.action = snapshot(action);
 
   const summary = str(source.summary) ?? defaultSummary(type, source);
-  const promotedRecords: Record<string, unknown> = {};
-  for (const key of ['manifest', 'action', 'request', 'decision'] as const) {
-    if (isRecord(payload[key])) promotedRecords[key] = payload[key];
-  }
-  return {
+  const event: Record<string, unknown> = {
     version: RUN_EVENT_VERSION,
     type,
-    run_id: ids.run_id,
+    run_id: runId,
     task_id: taskId,
-    agent_name: ids.agent_name,
-    session_id: ids.session_id,
-    trace_id: ids.trace_id,
+    agent_name: agent,
+    session_id: sessionId,
+    trace_id: traceId,
     sequence: 0,
     step,
-    span_id: promoted.span_id as string | null,
-    parent_span_id: promoted.parent_span_id as string | null,
+    span_id: spanId,
+    parent_span_id: parentSpanId,
     action_id: actionId,
-    parent_action_id: promoted.parent_action_id as string | null,
-    delegation_id: promoted.delegation_id as string | null,
+    parent_action_id: parentActionId,
+    delegation_id: delegationId,
     severity: severityOf(type),
     summary: summary === null ? null : summary.length > 200 ? `${summary.slice(0, 199)}…` : summary,
     timestamp,
-    payload: payload as BasePayload,
+    payload,
     final: type === 'task.status' && source.final === true,
-    ...promotedRecords,
-  } as RunEvent;
+  };
+  if (isRecord(payload.manifest)) event.manifest = payload.manifest;
+  if (isRecord(payload.action)) event.action = payload.action;
+  if (isRecord(payload.request)) event.request = payload.request;
+  if (isRecord(payload.decision)) event.decision = payload.decision;
+  return event as unknown as RunEvent;
 }
 
 /** Structural check used where events arrive from storage or another process. */

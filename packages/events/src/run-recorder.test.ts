@@ -4,6 +4,7 @@ import { REDACTED, RedactionPolicy } from './redaction.js';
 import { RunEvent } from './run-event.js';
 import { RunRecorder } from './run-recorder.js';
 import { RunReport } from './run-report.js';
+import { InMemoryRunStore } from './store/in-memory-run-store.js';
 import { action, completedRun, JWT, runContext, tick } from './test-support/fixtures.js';
 
 function recordRun(): RunReport {
@@ -207,6 +208,43 @@ describe('RunReport serialization', () => {
     report.metadata.extra = 1;
     expect(report.events[0].type).toBe('task.status');
     expect(report.metadata).not.toHaveProperty('extra');
+  });
+
+  it('keeps a report apart from the recorder: later changes to recorded events or metadata do not reach it', () => {
+    const { events, context } = completedRun();
+    const recorder = new RunRecorder({ context });
+    const returned = events.map((event) => recorder.recordTaskEvent(event));
+    const failed = recorder.recordTaskEvent({
+      type: 'action.failed',
+      task_id: 'task-1',
+      timestamp: tick(),
+      action: action({ action_id: 'a-io', capabilities: ['fs.read'] }),
+      error: { code: 'INTERNAL', message: 'io', data: { path: '/a' } },
+    } as unknown as TaskEvent);
+    const metadata = { suite: 'apart', nested: { n: 1 } };
+    const report = recorder.toReport({ metadata });
+    const before = JSON.stringify(report.toDict({ redactionPolicy: null }));
+    const final = returned[returned.length - 1]!.payload as Record<string, unknown>;
+    (final.task as Record<string, unknown>).state = 'failed';
+    ((final.task as Record<string, unknown>).artifacts as unknown[]).length = 0;
+    ((failed.payload.error as Record<string, unknown>).data as Record<string, unknown>).path = '/b';
+    (failed.payload.action as unknown as Record<string, unknown[]>).capabilities!.push('fs.write');
+    for (const event of recorder.events) (event as unknown as Record<string, unknown>).summary = 'changed';
+    metadata.nested.n = 2;
+    expect(JSON.stringify(report.toDict({ redactionPolicy: null }))).toBe(before);
+    expect(report.finalTask?.state).toBe('completed');
+    expect(report.errors.at(-1)?.data).toEqual({ path: '/a' });
+    // Nor do changes to what the report hands out.
+    report.finalTask!.state = 'failed';
+    report.toDict({ redactionPolicy: null }).events.at(-1)!.summary = 'x';
+    expect(JSON.stringify(report.toDict({ redactionPolicy: null }))).toBe(before);
+  });
+
+  it('stores exactly the dict it gives, in every store', async () => {
+    const report = recordRun();
+    const store = new InMemoryRunStore();
+    await store.saveRunReport(report);
+    expect((await store.getRunReport(report.runId!))!.toDict()).toEqual(report.toDict());
   });
 
   it('rejects malformed dicts with a ValueError naming the field', () => {

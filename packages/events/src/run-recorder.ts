@@ -7,8 +7,8 @@ import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { SequencedEventSink } from './event-sink.js';
 import { buildReportData } from './report-builder.js';
 import { runIdsOf, type RunContextInput } from './run-context.js';
-import { RunEvent, type FromTaskEventOptions } from './run-event.js';
-import { RunReport } from './run-report.js';
+import { buildRunEvent, RunEvent, type FromTaskEventOptions } from './run-event.js';
+import { adoptRunReport, type RunReport } from './run-report.js';
 
 export interface RunRecorderOptions {
   /** Used for events that name no agent. */
@@ -36,11 +36,13 @@ export class RunRecorder extends SequencedEventSink {
 
   /** Normalizes and keeps a task event; the recorder numbers it. */
   recordTaskEvent(taskEvent: TaskEvent, options: FromTaskEventOptions = {}): RunEvent {
+    // RunEvent.fromTaskEvent without re-checking the two option names passed here.
     return this.emit(
-      RunEvent.fromTaskEvent(taskEvent, {
-        context: options.context ?? this.#defaults.context,
-        agentName: options.agentName ?? this.#defaults.agentName,
-      }),
+      buildRunEvent(
+        taskEvent,
+        options.context ?? this.#defaults.context ?? null,
+        options.agentName ?? this.#defaults.agentName,
+      ),
     );
   }
 
@@ -70,6 +72,7 @@ export class RunRecorder extends SequencedEventSink {
   toReport(options: ToReportOptions = {}): RunReport {
     const context = runIdsOf(this.#defaults.context ?? null);
     const defaults = { ...context, agent_name: this.#defaults.agentName ?? context.agent_name };
-    return new RunReport(buildReportData(this.#events, { metadata: options.metadata, defaults }));
+    // The builder's output is fresh and shared with nothing: the report keeps it without a copy.
+    return adoptRunReport(buildReportData(this.#events, { metadata: options.metadata, defaults }));
   }
 }

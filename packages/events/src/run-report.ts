@@ -172,12 +172,21 @@ function list<T>(data: Record<string, unknown>, key: string): T[] {
   return value as T[];
 }
 
+/** Set while {@link adoptRunReport} constructs: the constructor then keeps the data it is given. */
+let adopting = false;
+let dataOf: (report: RunReport) => RunReportData;
+
 export class RunReport {
   readonly #data: RunReportData;
 
+  static {
+    dataOf = (report) => report.#data;
+  }
+
   /** Reports are built by `RunRecorder.toReport()` or restored with `RunReport.fromDict()`. */
   constructor(data: RunReportData) {
-    this.#data = clone(data);
+    this.#data = adopting ? data : clone(data);
+    adopting = false;
   }
 
   get version(): string {
@@ -330,4 +339,28 @@ export class RunReport {
       metadata: metadata as JsonObject,
     });
   }
+}
+
+/**
+ * A report that keeps `data` itself rather than a copy: only for data that nothing else holds or
+ * will change (the report builder's fresh output). Internal to the package.
+ */
+export function adoptRunReport(data: RunReportData): RunReport {
+  adopting = true;
+  try {
+    return new RunReport(data);
+  } finally {
+    adopting = false;
+  }
+}
+
+/**
+ * What `report.toDict({ redactionPolicy: null })` serializes to, without the copy: the report's own
+ * data, to be serialized at once and never changed. A subclass that overrides `toDict` gets its
+ * `toDict`. Internal to the package.
+ */
+export function rawReportData(report: RunReport): RunReportData {
+  return report instanceof RunReport && report.toDict === RunReport.prototype.toDict
+    ? dataOf(report)
+    : report.toDict({ redactionPolicy: null });
 }

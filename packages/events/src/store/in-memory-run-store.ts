@@ -28,6 +28,7 @@ import {
   type ReportTextRow,
   type TaskColumns,
 } from './records.js';
+import { InsertionQueue } from './insertion-queue.js';
 import type {
   RunReportQuery,
   RunReportRow,
@@ -99,8 +100,9 @@ function byRecency(a: TaskColumns, b: TaskColumns): number {
 
 type FilterColumn = 'session_id' | 'state' | 'run_id' | 'trace_id' | 'agent_name';
 
+/** One key per (tenant, principal, task): each part but the last is prefixed with its length. */
 function keyOf(owner: TaskOwner, taskId: string): string {
-  return JSON.stringify([owner.tenant, owner.principal_id, taskId]);
+  return `${owner.tenant.length}:${owner.tenant}${owner.principal_id.length}:${owner.principal_id}${taskId}`;
 }
 
 function jsonBytes(value: unknown): number {
@@ -125,11 +127,11 @@ export class InMemoryRunStore implements RunStore {
    * re-inserted at the end, so eviction takes from the front without sorting, unless the clock went
    * backwards (then sorted once).
    */
-  readonly #terminal = new Map<string, Entry>();
+  readonly #terminal = new InsertionQueue<string, Entry>();
   #terminalSorted = true;
   #lastTerminal: TaskColumns | null = null;
   /** Run reports in save order (a re-saved report moves to the end), with their JSON bytes. */
-  readonly #reports = new Map<string, { row: ReportTextRow; bytes: number }>();
+  readonly #reports = new InsertionQueue<string, { row: ReportTextRow; bytes: number }>();
   readonly #policy: RedactionPolicy | null;
   readonly #maxTasks: number;
   readonly #maxBytes: number;
@@ -137,6 +139,9 @@ export class InMemoryRunStore implements RunStore {
   readonly #now: () => number;
   #bytes = 0;
   #closed = false;
+  /** The retention cutoff of the last `now()` seen, so a burst of calls in one millisecond builds it once. */
+  #cutoffNow = NaN;
+  #cutoff = '';
 
   constructor(options: InMemoryRunStoreOptions = {}) {
     checkOptionNames('InMemoryRunStore', options, OPTION_NAMES);
@@ -162,26 +167,29 @@ export class InMemoryRunStore implements RunStore {
   #sortTerminal(): void {
     if (this.#terminalSorted) return;
     // Stable sort: equal timestamps keep their save order.
-    const sorted = [...this.#terminal].sort(([, a], [, b]) =>
+    this.#terminal.sort((a, b) =>
       a.record.updated_at < b.record.updated_at ? -1 : a.record.updated_at > b.record.updated_at ? 1 : 0,
     );
-    this.#terminal.clear();
-    for (const [key, entry] of sorted) this.#terminal.set(key, entry);
     this.#terminalSorted = true;
   }
 
   #expire(): void {
     if (this.#retentionMs === Infinity) return;
-    const cutoff = new Date(this.#now() - this.#retentionMs).toISOString();
-    for (const [id, report] of this.#reports) {
-      if (report.row.columns.created_at >= cutoff) break;
-      this.#removeReport(id, report.bytes);
+    const now = this.#now();
+    if (now !== this.#cutoffNow) {
+      this.#cutoff = new Date(now - this.#retentionMs).toISOString();
+      this.#cutoffNow = now;
+    }
+    const cutoff = this.#cutoff;
+    for (let oldest = this.#reports.first(); oldest; oldest = this.#reports.first()) {
+      if (oldest.value.row.columns.created_at >= cutoff) break;
+      this.#removeReport(oldest.key, oldest.value.bytes);
     }
     if (this.#terminal.size === 0) return;
     this.#sortTerminal();
-    for (const [key, entry] of this.#terminal) {
-      if (entry.record.updated_at >= cutoff) break;
-      this.#remove(key, entry);
+    for (let oldest = this.#terminal.first(); oldest; oldest = this.#terminal.first()) {
+      if (oldest.value.record.updated_at >= cutoff) break;
+      this.#remove(oldest.key, oldest.value);
     }
   }
 
@@ -190,19 +198,21 @@ export class InMemoryRunStore implements RunStore {
    * entries are never evicted.
    */
   #evict(): void {
-    for (const [id, report] of this.#reports) {
-      if (this.#reports.size <= this.#maxTasks) break;
-      this.#removeReport(id, report.bytes);
+    while (this.#reports.size > this.#maxTasks) {
+      const oldest = this.#reports.first()!;
+      this.#removeReport(oldest.key, oldest.value.bytes);
     }
     if (this.#tasks.size <= this.#maxTasks && this.#bytes <= this.#maxBytes) return;
     this.#sortTerminal();
-    for (const [key, entry] of this.#terminal) {
-      if (this.#tasks.size <= this.#maxTasks && this.#bytes <= this.#maxBytes) break;
-      this.#remove(key, entry);
+    while (this.#tasks.size > this.#maxTasks || this.#bytes > this.#maxBytes) {
+      const oldest = this.#terminal.first();
+      if (!oldest) break;
+      this.#remove(oldest.key, oldest.value);
     }
-    for (const [id, report] of this.#reports) {
-      if (this.#bytes <= this.#maxBytes) break;
-      this.#removeReport(id, report.bytes);
+    while (this.#bytes > this.#maxBytes) {
+      const oldest = this.#reports.first();
+      if (!oldest) break;
+      this.#removeReport(oldest.key, oldest.value.bytes);
     }
   }
 
@@ -337,7 +347,8 @@ export class InMemoryRunStore implements RunStore {
   async listRunReports(query?: RunReportQuery): Promise<RunReport[]> {
     this.#open();
     const q = reportQueryOf(query);
-    const matches = [...this.#reports.values()]
+    const matches = this.#reports
+      .values()
       .map((entry) => entry.row)
       .filter(
         ({ columns: r }) =>
@@ -364,9 +375,9 @@ export class InMemoryRunStore implements RunStore {
         deleted += 1;
       }
     }
-    for (const [id, report] of this.#reports) {
+    for (const report of this.#reports.values()) {
       if (report.row.columns.created_at < cutoff) {
-        this.#removeReport(id, report.bytes);
+        this.#removeReport(report.row.columns.run_id, report.bytes);
         deleted += 1;
       }
     }

@@ -2,17 +2,11 @@
  * Turning tasks and reports into store rows, and checking store arguments: one implementation
  * that every RunStore uses, so the backends cannot drift apart.
  */
-import {
-  parseIsoTimestamp,
-  TERMINAL_TASK_STATES,
-  ValueError,
-  type JsonObject,
-  type Task,
-} from '@agent/core';
+import { parseIsoTimestamp, TERMINAL_TASK_STATES, ValueError, type JsonObject, type Task } from '@agent/core';
 import { checkOptionNames, isRecord, numberOption, optionNames } from '@agent/core/internal';
 import { type RedactionPolicy } from '../redaction.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask } from '../run-context.js';
-import type { RunReport } from '../run-report.js';
+import { rawReportData, type RunReport } from '../run-report.js';
 import { decodePageToken, encodePageToken, queryFingerprint } from './page-token.js';
 import {
   DEFAULT_OWNER,
@@ -62,8 +56,14 @@ export function ownerOf(owner: unknown): TaskOwner {
   return { tenant: owner.tenant, principal_id: owner.principal_id };
 }
 
+/** Timestamps normalized lately: a task's `created_at` comes by on each of its saves. */
+const normalized = new Map<string, string>();
+const MAX_NORMALIZED = 1024;
+
 /** A UTC ISO string for a timestamp, so stored values compare correctly as text. */
 export function normalizeTimestamp(value: string, field: string): string {
+  const known = typeof value === 'string' ? normalized.get(value) : undefined;
+  if (known !== undefined) return known;
   const parsed = typeof value === 'string' ? parseIsoTimestamp(value) : undefined;
   if (parsed === undefined)
     throw new ValueError(`${field} must be an ISO 8601 timestamp, got ${JSON.stringify(value)}`, {
@@ -73,7 +73,22 @@ export function normalizeTimestamp(value: string, field: string): string {
     throw new ValueError(`${field} must carry a timezone (Z or ±hh:mm), got ${JSON.stringify(value)}`, {
       data: { field },
     });
-  return parsed.toISOString();
+  const iso = parsed.toISOString();
+  if (normalized.size >= MAX_NORMALIZED) normalized.clear();
+  normalized.set(value, iso);
+  return iso;
+}
+
+let lastMs = NaN;
+let lastIso = '';
+
+/** `new Date(ms).toISOString()`, built once per millisecond. */
+function isoOf(ms: number): string {
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
 }
 
 function checkTask(task: unknown): asserts task is Task {
@@ -108,7 +123,7 @@ export function taskRowOf(
     createdAt = normalizeTimestamp(task.created_at, 'Task.created_at');
   } catch {
     // A snapshot is still worth keeping when a peer sent a sloppy timestamp.
-    createdAt = new Date(now()).toISOString();
+    createdAt = isoOf(now());
   }
   const text = storedJson(task, policy, 'Task');
   return {
@@ -125,7 +140,7 @@ export function taskRowOf(
           ? options.agentName
           : ids.agent_name,
       created_at: createdAt,
-      updated_at: new Date(now()).toISOString(),
+      updated_at: isoOf(now()),
     },
     task: text,
   };
@@ -155,7 +170,7 @@ export function reportTextRowOf(report: RunReport, policy: RedactionPolicy | nul
       agent_name: report.agentName,
       created_at: normalizeTimestamp(report.createdAt, 'RunReport.created_at'),
     },
-    report: storedJson(report.toDict({ redactionPolicy: null }), policy, 'RunReport'),
+    report: storedJson(rawReportData(report), policy, 'RunReport'),
   };
 }
 
