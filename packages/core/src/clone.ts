@@ -1,15 +1,24 @@
 /** Deep copies for records of the past: later mutation of a live object must not rewrite them. */
 export function snapshot<T>(value: T): T {
-  // Almost everything copied here is plain data (tasks, events, payloads): a direct walk copies it
-  // several times faster than structuredClone, which serializes through V8's value serializer.
-  const copy = plainCopy(value, 0);
-  if (copy !== NOT_PLAIN) return copy as T;
+  const plain = copyPlainData(value);
+  if (plain) return plain.copy;
   try {
     return structuredClone(value);
   } catch {
     // structuredClone refuses functions and class instances with private state; JSON keeps the data.
     return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
   }
+}
+
+/**
+ * A deep copy of `value` when it is plain data (primitives, dense arrays, objects whose prototype is
+ * Object's or null), else undefined: the caller then copies it by rules of its own (structuredClone).
+ * Almost everything copied here is plain data (tasks, events, payloads): a direct walk copies it
+ * several times faster than structuredClone, which serializes through V8's value serializer.
+ */
+export function copyPlainData<T>(value: T): { copy: T } | undefined {
+  const copy = plainCopy(value, 0);
+  return copy === NOT_PLAIN ? undefined : { copy: copy as T };
 }
 
 /** Returned by {@link plainCopy} for a value it leaves to structuredClone. */

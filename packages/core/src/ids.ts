@@ -5,9 +5,18 @@ export function newId(): string {
   return randomUUID();
 }
 
+let lastMs = Number.NaN;
+let lastIso = '';
+
 /** The current time as a UTC ISO 8601 string. */
 export function nowIso(): string {
-  return new Date().toISOString();
+  // A task stamps several events within one millisecond: format each millisecond once.
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
 
 const ISO_TIMESTAMP =

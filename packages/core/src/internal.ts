@@ -22,4 +22,4 @@ export { numberOption, type NumberRule } from './option-number.js';
 export { checkOptionNames, optionNames } from './option-names.js';
 export { isLogger } from './logger.js';
 export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';
-export { snapshot } from './clone.js';
+export { copyPlainData, snapshot } from './clone.js';

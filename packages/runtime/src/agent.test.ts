@@ -1,5 +1,6 @@
 import { APIKeyAuth } from '@agent/auth';
 import {
+  createArtifact,
   createMessage,
   createTask,
   TaskAlreadyRunningError,
@@ -345,6 +346,51 @@ describe('Agent', () => {
     ]);
     expect(await agent.getTask(task.id)).toMatchObject({ id: task.id, state: 'completed' });
     expect((await agent.listTasks({ sessionId: 'sess-1' })).map((entry) => entry.id)).toEqual([task.id]);
+  });
+
+  it('a run report keeps events as they were, whatever the run and the caller change later', async () => {
+    // Without a stream or a sink the events share the run's own copies with the recorder only,
+    // which must copy them as it records them.
+    const store = new InMemoryRunStore();
+    const artifact = createArtifact('original artifact');
+    const agent = new Agent({
+      card: { name: 'kept' },
+      runStore: store,
+      execute: async (task, run) => {
+        await run.addMessage(createMessage('original message', { role: 'agent' }));
+        await run.addArtifact(artifact);
+        task.messages.at(-1)!.parts[0].content = 'changed by the run';
+        artifact.parts[0].content = 'changed by the run';
+      },
+    });
+    const done = await agent.handleTask(createTask('x'));
+    done.messages.at(-1)!.parts[0].content = 'changed by the caller';
+    done.metadata.extra = 'added by the caller';
+    const runId = (done.metadata.run_context as JsonObject).run_id as string;
+    const events = (await store.getRunReport(runId))!.events;
+    expect(JSON.stringify(events)).not.toContain('by the caller');
+    expect(events.map((event: RunEvent) => event.payload)).toEqual([
+      expect.objectContaining({ type: 'task.status', state: 'working' }),
+      expect.objectContaining({
+        message: expect.objectContaining({
+          parts: [expect.objectContaining({ content: 'original message' })],
+        }),
+      }),
+      expect.objectContaining({
+        artifact: expect.objectContaining({
+          parts: [expect.objectContaining({ content: 'original artifact' })],
+        }),
+      }),
+      expect.objectContaining({
+        final: true,
+        task: expect.objectContaining({
+          messages: [
+            expect.anything(),
+            expect.objectContaining({ parts: [expect.objectContaining({ content: 'changed by the run' })] }),
+          ],
+        }),
+      }),
+    ]);
   });
 
   it('works with a real SQLite run store file', async () => {

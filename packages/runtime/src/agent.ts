@@ -26,13 +26,13 @@ import {
   getDefaultLogger,
   type Logger,
 } from '@agent/core';
-import { checkOptionNames, isRecord, numberOption, optionNames, raceAbort } from '@agent/core/internal';
+import { checkOptionNames, copyPlainData, isRecord, numberOption, optionNames } from '@agent/core/internal';
 import type { Authenticator } from '@agent/auth';
-import { DEFAULT_OWNER, RunRecorder, type EventSink, type RunStore, type TaskOwner } from '@agent/events';
+import { DEFAULT_OWNER, type EventSink, type RunStore, type TaskOwner } from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';
 import { authorizeAction, performAction, runTool, type ActionScope } from './authorize.js';
 import { BudgetTracker } from './budget-tracker.js';
-import { abortError, CancellationToken } from './cancellation.js';
+import { CancellationToken, raceCancel } from './cancellation.js';
 import { CapabilityPolicy, type Policy } from './capability-policy.js';
 import { EventQueue } from './event-queue.js';
 import type { LLM } from './llm/types.js';
@@ -158,6 +158,9 @@ interface Ambient {
 }
 
 const ambient = new AsyncLocalStorage<Ambient>();
+
+/** The budget of an agent without one (RunBudget is immutable, so one instance serves every run). */
+const UNLIMITED = new RunBudget();
 
 /**
  * An agent: runs tasks with a RunContext, budget, policy, approvals, cancellation and events, and
@@ -382,9 +385,15 @@ export class Agent implements TaskHandler {
    * failed (with `metadata.error`) or canceled. Rejects only for input that is not a task or a
    * task id that is already running.
    */
-  async runTask(task: Task, ctx?: CallContext): Promise<Task> {
-    const run = this.startRun(task, null, ctx);
+  runTask(task: Task, ctx?: CallContext): Promise<Task> {
+    let run: TaskRun;
+    try {
+      run = this.startRun(task, null, ctx);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     void this.drive(run);
+    // The run's own promise, not an async wrapper around it (one promise and three ticks less).
     return run.done;
   }
 
@@ -587,32 +596,36 @@ export class Agent implements TaskHandler {
     const snapshotsByServer = this.runStore !== null && ctx?.taskStore === this.runStore;
     const task = validateTask(cloneInput(input));
     const context = RunContext.ensureTaskContext(task, { agentName: this.name });
-    const budget = (this.budget ?? new RunBudget()).combine(context.budget);
+    const budget = (this.budget ?? UNLIMITED).combine(context.budget);
     const token = new CancellationToken();
     let run: TaskRun | null = null;
     const tracker = new BudgetTracker(budget, {
       warningRatio: this.warningRatio,
       emit: (event) => run?.emit(event),
     });
-    const recorder = this.runStore
-      ? new RunRecorder({ agentName: this.name, context: context.toDict() })
-      : null;
     task.state = 'working';
-    run = new TaskRun(this.host, task, context, token, tracker, queue, recorder, owner, snapshotsByServer);
+    run = new TaskRun(this.host, task, context, token, tracker, queue, owner, snapshotsByServer);
     this.registry.register(run);
     return run;
   }
 
   private async drive(run: TaskRun): Promise<void> {
     try {
-      await run.persist(structuredClone(run.task));
+      // The first snapshot: copied only when this run saves it (not when the server records it).
+      await run.persist(run.savesSnapshots ? structuredClone(run.task) : null);
       run.token.raiseIfCancelled();
       await run.emit({ type: 'task.status', state: 'working', final: false });
       run.token.raiseIfCancelled();
-      const work = ambient.run({ agent: this, run }, () =>
-        Promise.resolve().then(() => this.execute(run.task, run.handle)),
-      );
-      const result = await raceAbort(work, run.token.signal, abortError);
+      const execute = (): Promise<Task | void> =>
+        Promise.resolve().then(() => this.execute(run.task, run.handle));
+      // The ambient run only serves `sendTaskTo`, which needs an outbound transport. Without one (and
+      // outside another agent's run) it is skipped: an AsyncLocalStorage in use puts async hooks on
+      // every promise the process makes afterwards.
+      const work =
+        this.outbound !== null || ambient.getStore() !== undefined
+          ? ambient.run({ agent: this, run }, execute)
+          : execute();
+      const result = await raceCancel(work, run.token);
       run.token.raiseIfCancelled();
       if (isRecord(result) && result !== run.task) adoptResult(run.task, result as Task);
       await run.finish({ state: resultState(run.task.state) });
@@ -715,8 +728,14 @@ function isPolicy(value: unknown): value is Policy {
   return isRecord(value) && typeof (value as { evaluate?: unknown }).evaluate === 'function';
 }
 
-/** A private copy of an incoming task; something that cannot be copied is not a task. */
+/**
+ * A private copy of an incoming task; something that cannot be copied is not a task. Plain JSON-like
+ * data (what every transport hands over) is copied by a direct walk; anything else goes through
+ * structuredClone as before, with its rules and its refusals.
+ */
 function cloneInput(task: Task): Task {
+  const plain = copyPlainData(task);
+  if (plain) return plain.copy;
   try {
     return structuredClone(task);
   } catch (error) {

@@ -11,7 +11,7 @@ import { InMemoryEventSink } from '@agent/events';
 import { Agent } from './agent.js';
 import { approve } from './approvals.js';
 import { raceAbort, sleep } from '@agent/core/internal';
-import { abortError, CancellationToken } from './cancellation.js';
+import { abortError, CancellationToken, raceCancel } from './cancellation.js';
 import { aborted, deferred, finalStatuses, types } from './test-support/helpers.js';
 import { InProcessNetwork } from './test-support/in-process-transport.js';
 import { ScriptedLLM } from './testing/index.js';
@@ -317,6 +317,29 @@ describe('cancellation primitives', () => {
     expect(token.signal.reason).toBeInstanceOf(TaskCanceledError);
     token.onCancel(() => calls.push('late'));
     expect(calls).toEqual(['a', 'late']);
+  });
+
+  it('makes its signal on demand: callbacks keep their order, a late signal is already aborted', async () => {
+    const token = new CancellationToken();
+    const calls: string[] = [];
+    token.onCancel(() => calls.push(`early, signal aborted: ${token.signal.aborted}`));
+    token.signal.addEventListener('abort', () => calls.push('signal listener'));
+    token.onCancel(() => calls.push('after the signal'));
+    const racing = raceCancel(new Promise(() => undefined), token);
+    token.cancel('now');
+    expect(calls).toEqual(['early, signal aborted: true', 'signal listener', 'after the signal']);
+    await expect(racing).rejects.toBe(token.error());
+
+    const unread = new CancellationToken();
+    const seen: string[] = [];
+    unread.onCancel(() => seen.push('early'));
+    unread.cancel('before any signal');
+    expect(seen).toEqual(['early']);
+    expect(unread.isCancelled).toBe(true);
+    expect(unread.signal.aborted).toBe(true);
+    expect(unread.signal.reason).toBe(unread.error());
+    await expect(raceCancel(Promise.resolve(1), unread)).rejects.toBeInstanceOf(TaskCanceledError);
+    await expect(raceCancel(Promise.resolve(1), new CancellationToken())).resolves.toBe(1);
   });
 
   it("core's sleep and raceAbort, with abortError, reject with the TaskCanceledError", async () => {

@@ -3,17 +3,30 @@ import { TaskCanceledError } from '@agent/core';
 /**
  * The live cancel switch of one task: an AbortController whose reason is a TaskCanceledError.
  * Pass `signal` to anything that can be aborted; call `raiseIfCancelled()` inside long loops.
+ * The controller is made on the first read of `signal`: a run that never hands its signal to
+ * anything (most runs) costs no AbortController, AbortSignal or event listener.
  */
 export class CancellationToken {
-  private readonly controller = new AbortController();
+  private controller: AbortController | null = null;
   private cancelReason: string | null = null;
+  private cancelError: TaskCanceledError | null = null;
+  /** `onCancel` callbacks registered before the controller existed, in registration order. */
+  private readonly early = new Set<() => void>();
 
   get signal(): AbortSignal {
+    if (this.controller === null) {
+      const controller = new AbortController();
+      this.controller = controller;
+      if (this.cancelError !== null) controller.abort(this.cancelError);
+      // Registered first on the new signal, so the early callbacks keep running before any later one.
+      else if (this.early.size > 0)
+        controller.signal.addEventListener('abort', () => this.runEarly(), { once: true });
+    }
     return this.controller.signal;
   }
 
   get isCancelled(): boolean {
-    return this.controller.signal.aborted;
+    return this.cancelError !== null;
   }
 
   /** The reason given to `cancel`, or null while not canceled. */
@@ -23,22 +36,21 @@ export class CancellationToken {
 
   /** Aborts the signal once; later calls keep the first reason. */
   cancel(reason = 'canceled'): void {
-    if (this.isCancelled) return;
+    if (this.cancelError !== null) return;
     this.cancelReason = reason;
-    this.controller.abort(new TaskCanceledError(`Task canceled: ${reason}`, { data: { reason } }));
+    this.cancelError = new TaskCanceledError(`Task canceled: ${reason}`, { data: { reason } });
+    if (this.controller !== null) this.controller.abort(this.cancelError);
+    else this.runEarly();
   }
 
   /** Throws the TaskCanceledError when canceled. */
   raiseIfCancelled(): void {
-    if (this.isCancelled) throw this.error();
+    if (this.cancelError !== null) throw this.cancelError;
   }
 
   /** The error a canceled operation rejects with. */
   error(): TaskCanceledError {
-    const reason = this.controller.signal.reason as unknown;
-    return reason instanceof TaskCanceledError
-      ? reason
-      : new TaskCanceledError(`Task canceled: ${this.cancelReason ?? 'canceled'}`);
+    return this.cancelError ?? new TaskCanceledError(`Task canceled: ${this.cancelReason ?? 'canceled'}`);
   }
 
   /** Runs `callback` on cancel (at once when already canceled); returns the unsubscribe function. */
@@ -48,9 +60,56 @@ export class CancellationToken {
       return () => undefined;
     }
     const listener = (): void => callback();
-    this.signal.addEventListener('abort', listener, { once: true });
-    return () => this.signal.removeEventListener('abort', listener);
+    if (this.controller === null) {
+      this.early.add(listener);
+      return () => this.early.delete(listener);
+    }
+    const signal = this.controller.signal;
+    signal.addEventListener('abort', listener, { once: true });
+    return () => signal.removeEventListener('abort', listener);
   }
+
+  private runEarly(): void {
+    const callbacks = [...this.early];
+    this.early.clear();
+    for (const callback of callbacks) {
+      try {
+        callback();
+      } catch (error) {
+        // As from an abort listener: reported as uncaught, without stopping the other callbacks.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
+
+/**
+ * `work`, or a rejection with the token's TaskCanceledError as soon as the token is canceled (the
+ * work's own later rejection is then ignored). The token-based twin of core's `raceAbort`.
+ */
+export function raceCancel<T>(work: Promise<T>, token: CancellationToken): Promise<T> {
+  if (token.isCancelled) {
+    work.catch(() => undefined);
+    return Promise.reject(token.error());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const off = token.onCancel(() => {
+      work.catch(() => undefined);
+      reject(token.error());
+    });
+    work.then(
+      (value) => {
+        off();
+        resolve(value);
+      },
+      (error: unknown) => {
+        off();
+        reject(error);
+      },
+    );
+  });
 }
 
 /**

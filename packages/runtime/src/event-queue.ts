@@ -1,3 +1,5 @@
+import type { CancellationToken } from './cancellation.js';
+
 /**
  * A bounded single-consumer queue between a run and the stream that yields its events. A full
  * queue makes `push` wait (back-pressure on the run) until the consumer takes an item, the
@@ -19,24 +21,25 @@ export class EventQueue<T> implements AsyncIterable<T> {
 
   /**
    * Adds an item. With `force` it never waits (the final event must get through even when the
-   * consumer is slow). `signal` stops the wait, not the push: the item stays queued.
+   * consumer is slow). A cancel of `token` stops the wait, not the push: the item stays queued.
    */
-  async push(item: T, options: { force?: boolean; signal?: AbortSignal } = {}): Promise<void> {
+  async push(item: T, options: { force?: boolean; token?: CancellationToken } = {}): Promise<void> {
     if (this.detached || this.closed) return;
     this.items.push(item);
     this.wakeConsumer();
     if (options.force || this.items.length <= this.capacity) return;
-    const signal = options.signal;
-    if (signal?.aborted) return;
+    const token = options.token;
+    if (token?.isCancelled) return;
     await new Promise<void>((resolve) => {
       const done = (): void => {
-        signal?.removeEventListener('abort', done);
+        off?.();
         const index = this.spaceWaiters.indexOf(done);
         if (index >= 0) this.spaceWaiters.splice(index, 1);
         resolve();
       };
       this.spaceWaiters.push(done);
-      signal?.addEventListener('abort', done, { once: true });
+      // Not canceled (checked above), so `done` cannot run before `off` is set.
+      const off = token?.onCancel(done);
     });
   }
 

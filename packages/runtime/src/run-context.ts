@@ -7,7 +7,7 @@ import {
   type RunContextData,
   type Task,
 } from '@agent/core';
-import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames, snapshot } from '@agent/core/internal';
 import { RunBudget } from './run-budget.js';
 
 export type PermissionValue = PermissionRule | boolean | JsonObject;
@@ -45,12 +45,39 @@ export interface EnsureTaskContextOptions {
 }
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
+const ALL_ZEROS = '0'.repeat(32);
+
+/** Random bytes fetched in batches: one call to the CSPRNG per 256 trace ids, not one per id. */
+const TRACE_POOL_IDS = 256;
+let tracePool: Buffer | null = null;
+let tracePoolOffset = 0;
 
 /** A new W3C trace id: 16 random bytes as 32 lowercase hex characters, never all zeros. */
 export function newTraceId(): string {
   for (;;) {
-    const id = randomBytes(16).toString('hex');
-    if (!/^0+$/.test(id)) return id;
+    if (tracePool === null || tracePoolOffset >= tracePool.length) {
+      tracePool = randomBytes(16 * TRACE_POOL_IDS);
+      tracePoolOffset = 0;
+    }
+    const id = tracePool.toString('hex', tracePoolOffset, tracePoolOffset + 16);
+    tracePoolOffset += 16;
+    if (id !== ALL_ZEROS) return id;
+  }
+}
+
+/**
+ * Set while the module itself constructs a context from fields it already checked, so the
+ * constructor skips the option-name check (a public `new RunContext(init)` still gets it).
+ */
+let trustedInit = false;
+
+/** A context from an init this module built itself. */
+function trusted(init: RunContextInit): RunContext {
+  trustedInit = true;
+  try {
+    return new RunContext(init);
+  } finally {
+    trustedInit = false;
   }
 }
 
@@ -72,7 +99,7 @@ export class RunContext {
   readonly metadata: JsonObject;
 
   constructor(init: RunContextInit = {}) {
-    checkOptionNames('RunContext', init, INIT_NAMES);
+    if (!trustedInit) checkOptionNames('RunContext', init, INIT_NAMES);
     this.runId = init.runId ?? newId();
     this.sessionId = init.sessionId ?? null;
     // A trace id that is not W3C-shaped would not map onto OpenTelemetry, so a bad one is replaced.
@@ -105,7 +132,7 @@ export class RunContext {
     const chain = options.agentName === undefined ? this.agentChain : [...this.agentChain, options.agentName];
     const metadata = { ...this.metadata };
     delete metadata.cancel_reason;
-    return new RunContext({
+    return trusted({
       ...this.toInit(),
       runId: newId(),
       parentRunId: this.runId,
@@ -118,13 +145,13 @@ export class RunContext {
   /** A serializable canceled snapshot: `canceled: true` and `metadata.cancel_reason`. */
   cancel(reason?: string): RunContext {
     const metadata = { ...this.metadata, cancel_reason: reason ?? this.cancelReason ?? 'canceled' };
-    return new RunContext({ ...this.toInit(), canceled: true, metadata });
+    return trusted({ ...this.toInit(), canceled: true, metadata });
   }
 
   /** The same run with `agentName` appended to the chain (unless it is already last). */
   withAgent(agentName: string): RunContext {
     if (this.agentName === agentName) return this;
-    return new RunContext({ ...this.toInit(), agentChain: [...this.agentChain, agentName] });
+    return trusted({ ...this.toInit(), agentChain: [...this.agentChain, agentName] });
   }
 
   toDict(): RunContextData {
@@ -135,10 +162,10 @@ export class RunContext {
       workspace_uri: this.workspaceUri,
       parent_run_id: this.parentRunId,
       agent_chain: [...this.agentChain],
-      permissions: structuredClone({ ...this.permissions }),
+      permissions: snapshot({ ...this.permissions }),
       budget: this.budget ? this.budget.toDict() : null,
       canceled: this.canceled,
-      metadata: structuredClone(this.metadata),
+      metadata: snapshot(this.metadata),
     };
   }
 
@@ -188,7 +215,7 @@ export class RunContext {
         throw invalid(`/budget${pointerOf(error)}`, error.message.replace(/^.*?: /, ''));
       throw error;
     }
-    return new RunContext({
+    return trusted({
       runId: runId ?? undefined,
       sessionId: optionalString('session_id'),
       traceId: optionalString('trace_id') ?? undefined,
@@ -217,14 +244,16 @@ export class RunContext {
     else {
       const legacy = (key: string): string | undefined =>
         typeof metadata[key] === 'string' ? (metadata[key] as string) : undefined;
-      context = new RunContext({
+      // A fresh context starts with the agent in its chain: one construction instead of two.
+      context = trusted({
         sessionId: legacy('session_id'),
         traceId: legacy('trace_id'),
         workspaceUri: legacy('workspace_uri'),
+        agentChain: options.agentName === undefined ? [] : [options.agentName],
       });
     }
     if (context.sessionId === null && typeof metadata.session_id === 'string') {
-      context = new RunContext({ ...context.toInit(), sessionId: metadata.session_id });
+      context = trusted({ ...context.toInit(), sessionId: metadata.session_id });
     }
     if (options.agentName !== undefined) context = context.withAgent(options.agentName);
     metadata.run_context = context.toDict();

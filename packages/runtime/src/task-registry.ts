@@ -21,6 +21,8 @@ export interface ActiveTask {
   /** Set once the final state is decided: from then on a cancel is refused. */
   finalState: Task['state'] | null;
   readonly delegations: Set<Delegation>;
+  /** Set by the registry on `register`: the entry's key, so `complete` need not build it again. */
+  registryKey?: string;
 }
 
 export interface TaskRegistryOptions {
@@ -64,6 +66,7 @@ export class TaskRegistry {
 
   register(entry: ActiveTask): void {
     const key = taskKey(entry.owner, entry.taskId);
+    entry.registryKey = key;
     if (this.active.has(key)) {
       throw new TaskAlreadyRunningError(`Task ${entry.taskId} is already running`, {
         data: { task_id: entry.taskId },
@@ -79,12 +82,13 @@ export class TaskRegistry {
 
   /** Removes the active entry and remembers the finished task. */
   complete(entry: ActiveTask, task: Task): void {
-    const key = taskKey(entry.owner, entry.taskId);
+    const key = entry.registryKey ?? taskKey(entry.owner, entry.taskId);
     if (this.active.get(key) === entry) this.active.delete(key);
     if (this.maxFinished <= 0 || this.retentionMs <= 0) return;
+    const now = this.now();
     this.finished.delete(key);
-    this.finished.set(key, { task, at: this.now() });
-    this.prune();
+    this.finished.set(key, { task, at: now });
+    this.prune(now);
   }
 
   /** A recently finished task of this owner, or undefined when never seen or forgotten. */
@@ -93,8 +97,8 @@ export class TaskRegistry {
     return this.finished.get(taskKey(owner, taskId))?.task;
   }
 
-  private prune(): void {
-    const cutoff = this.now() - this.retentionMs;
+  private prune(now = this.now()): void {
+    const cutoff = now - this.retentionMs;
     // Map iteration is insertion order, so the oldest entries come first.
     for (const [key, entry] of this.finished) {
       if (this.finished.size > this.maxFinished || entry.at < cutoff) this.finished.delete(key);

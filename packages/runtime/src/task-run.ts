@@ -7,6 +7,7 @@ import {
   type Artifact,
   type JsonObject,
   type Message,
+  type RunContextData,
   type Task,
   type TaskEvent,
   type TaskState,
@@ -20,7 +21,7 @@ import {
   snapshot,
   toWireError,
 } from '@agent/core/internal';
-import type { EventSink, RunRecorder, RunStore, TaskOwner } from '@agent/events';
+import { RunRecorder, type EventSink, type RunStore, type TaskOwner } from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';
 import { runTool, type ActionScope } from './authorize.js';
 import type { BudgetTracker } from './budget-tracker.js';
@@ -98,6 +99,9 @@ export interface RunHost {
   readonly logger: Logger;
 }
 
+/** What `emit` returns when it has nothing to wait for. */
+const SETTLED: Promise<void> = Promise.resolve();
+
 const LIFECYCLE_EVENTS = new Set(['task.status', 'task.artifact', 'task.progress', 'task.error']);
 
 /**
@@ -108,10 +112,15 @@ export class TaskRun implements ActiveTask {
   readonly taskId: string;
   readonly delegations = new Set<Delegation>();
   finalState: TaskState | null = null;
+  registryKey?: string;
   readonly done: Promise<Task>;
   private resolveDone!: (task: Task) => void;
   private closed = false;
   private currentStep: number | null = null;
+  /** `context.toDict()` of the context it was made from, for the recorder (which only reads its ids). */
+  private contextDict: RunContextData | null = null;
+  private contextDictOf: RunContext | null = null;
+  private readonly recorder: RunRecorder | null;
   readonly handle: RunHandle;
 
   constructor(
@@ -121,12 +130,15 @@ export class TaskRun implements ActiveTask {
     readonly token: CancellationToken,
     readonly tracker: BudgetTracker,
     private readonly queue: EventQueue<TaskEvent> | null,
-    private readonly recorder: RunRecorder | null,
     readonly owner: TaskOwner,
     /** The server records this task's snapshots in the same store: only the run report is ours to save. */
     private readonly snapshotsByServer = false,
   ) {
     this.taskId = task.id;
+    // With a run store, the run's events are recorded for its run report.
+    this.recorder = host.runStore
+      ? new RunRecorder({ agentName: host.name, context: this.contextData() })
+      : null;
     this.done = new Promise<Task>((resolve) => {
       this.resolveDone = resolve;
     });
@@ -137,22 +149,69 @@ export class TaskRun implements ActiveTask {
     return this.queue !== null;
   }
 
-  /** Fills the ids, feeds sink and recorder, then the stream (waiting while a bounded stream is full). */
-  async emit(input: RuntimeEventInput): Promise<void> {
-    if (this.closed) return;
-    if (!isRecord(input) || typeof input.type !== 'string')
-      throw new ValueError('An event needs a string "type"');
-    if (input.type === 'task.status' && input.final === true)
-      throw new ValueError('Only the runtime emits the final task.status');
-    const event = this.fill(input);
-    this.observe(event);
-    if (this.queue && (this.host.verbosity >= 1 || LIFECYCLE_EVENTS.has(event.type))) {
-      const wasCancelled = this.token.isCancelled;
-      await this.queue.push(event, { signal: this.token.signal });
-      // A cancel that arrived while this emit waited for stream space stops the caller here,
-      // before it goes on to the side effect or model call the event announced.
-      if (!wasCancelled) this.token.raiseIfCancelled();
+  /**
+   * True when the run's events reach nobody but the recorder, which copies each one as it records
+   * it: an event may then carry the run's own copies (of a message, an artifact, the final task)
+   * instead of copies of its own. A stream or a sink may hold an event past the next mutation.
+   */
+  private get onlyRecorded(): boolean {
+    return this.queue === null && this.host.eventSink === null;
+  }
+
+  /** True when anything receives the run's events: a stream, the sink or the recorder. */
+  private get observed(): boolean {
+    return this.queue !== null || this.host.eventSink !== null || this.recorder !== null;
+  }
+
+  /** A copy for an event's payload, or the value itself when only the recorder (which copies) sees it. */
+  private forEvent<T>(value: T): T {
+    return this.onlyRecorded ? value : jsonClone(value);
+  }
+
+  /** The current context as a dict, made once per context (the run's own; handed only to the recorder). */
+  private contextData(): RunContextData {
+    if (this.contextDictOf !== this.context || this.contextDict === null) {
+      this.contextDict = this.context.toDict();
+      this.contextDictOf = this.context;
     }
+    return this.contextDict;
+  }
+
+  /** True when this run saves task snapshots itself (a run store is set and no server records them). */
+  get savesSnapshots(): boolean {
+    return this.host.runStore !== null && !this.snapshotsByServer;
+  }
+
+  /**
+   * Fills the ids, feeds sink and recorder, then the stream (waiting while a bounded stream is full).
+   * Not an async function: an event that only sinks and the recorder see settles with one shared
+   * resolved promise instead of a new one per event.
+   */
+  emit(input: RuntimeEventInput): Promise<void> {
+    try {
+      if (this.closed) return SETTLED;
+      if (!isRecord(input) || typeof input.type !== 'string')
+        throw new ValueError('An event needs a string "type"');
+      if (input.type === 'task.status' && input.final === true)
+        throw new ValueError('Only the runtime emits the final task.status');
+      // Nobody listens (no stream, sink or recorder): the event is never built.
+      if (!this.observed) return SETTLED;
+      const event = this.fill(input);
+      this.observe(event);
+      if (this.queue && (this.host.verbosity >= 1 || LIFECYCLE_EVENTS.has(event.type)))
+        return this.stream(this.queue, event);
+      return SETTLED;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private async stream(queue: EventQueue<TaskEvent>, event: TaskEvent): Promise<void> {
+    const wasCancelled = this.token.isCancelled;
+    await queue.push(event, { token: this.token });
+    // A cancel that arrived while this emit waited for stream space stops the caller here,
+    // before it goes on to the side effect or model call the event announced.
+    if (!wasCancelled) this.token.raiseIfCancelled();
   }
 
   /** An action scope for this run; `fields` are added to each of its events. */
@@ -225,7 +284,7 @@ export class TaskRun implements ActiveTask {
       };
     }
     task.metadata.run_context = this.context.toDict();
-    if (errorEvent) {
+    if (errorEvent && this.observed) {
       const event = this.fill(errorEvent);
       this.observe(event);
       await this.queue?.push(event, { force: true });
@@ -233,26 +292,31 @@ export class TaskRun implements ActiveTask {
     this.closed = true;
     const finalTask = jsonClone(task);
     this.host.registry.complete(this, finalTask);
-    const finalEvent = {
-      ...finalStatusEvent(jsonClone(finalTask)),
-      run_id: this.context.runId,
-      agent_name: this.host.name,
-    } as TaskEvent;
-    this.observe(finalEvent);
+    const finalEvent = this.observed
+      ? ({
+          ...finalStatusEvent(this.forEvent(finalTask)),
+          run_id: this.context.runId,
+          agent_name: this.host.name,
+        } as TaskEvent)
+      : null;
+    if (finalEvent) this.observe(finalEvent);
     await this.persist(finalTask);
-    if (this.queue) {
+    if (this.queue && finalEvent) {
       await this.queue.push(finalEvent, { force: true });
       this.queue.close();
     }
     this.resolveDone(finalTask);
   }
 
-  /** Saves a snapshot (and, when final, the run report) to the run store; failures are reported, not thrown. */
-  async persist(snapshot: Task): Promise<void> {
+  /**
+   * Saves a snapshot (and, when final, the run report) to the run store; failures are reported, not
+   * thrown. `snapshot` may be null when {@link savesSnapshots} is false.
+   */
+  async persist(snapshot: Task | null): Promise<void> {
     const store = this.host.runStore;
     if (!store) return;
     try {
-      if (!this.snapshotsByServer) {
+      if (snapshot !== null && !this.snapshotsByServer) {
         await store.saveTaskSnapshot(snapshot, {
           owner: this.owner,
           runContext: this.context.toDict(),
@@ -285,7 +349,7 @@ export class TaskRun implements ActiveTask {
   private observe(event: TaskEvent): void {
     if (this.recorder) {
       try {
-        this.recorder.recordTaskEvent(event, { context: this.context.toDict(), agentName: this.host.name });
+        this.recorder.recordTaskEvent(event, { context: this.contextData(), agentName: this.host.name });
       } catch (error) {
         this.host.reportObserverError(error, 'recorder');
       }
@@ -317,7 +381,10 @@ export class TaskRun implements ActiveTask {
         return run.context;
       },
       token: this.token,
-      signal: this.token.signal,
+      // Read on demand: the token makes its AbortController only for a run that uses the signal.
+      get signal() {
+        return run.token.signal;
+      },
       budget: this.tracker,
       emit: (event) => run.emit(event),
       progress: (progress, message) => {
@@ -346,7 +413,7 @@ export class TaskRun implements ActiveTask {
         else run.task.artifacts.push(jsonClone(artifact));
         await run.emit({
           type: 'task.artifact',
-          artifact: jsonClone(artifact),
+          artifact: run.forEvent(artifact),
           append,
           last_chunk: options.lastChunk ?? options.append !== true,
         });
@@ -355,12 +422,14 @@ export class TaskRun implements ActiveTask {
         run.checkOpen();
         if (!isRecord(message) || !Array.isArray(message.parts))
           throw new ValueError('addMessage needs a Message (use createMessage from @agent/core)');
-        run.task.messages.push(jsonClone(message));
+        const copy = jsonClone(message);
+        run.task.messages.push(copy);
         await run.emit({
           type: 'task.status',
           state: run.task.state,
           final: false,
-          message: jsonClone(message),
+          // The task's own copy when only the recorder sees the event (it copies it at once).
+          message: run.onlyRecorded ? copy : jsonClone(message),
         });
       },
       sleep: (ms) => sleep(ms, run.token.signal, abortError),
