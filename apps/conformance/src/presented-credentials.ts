@@ -1,4 +1,6 @@
+import assert from 'node:assert/strict';
 import { Authenticator, SecurityContext, SecurityScheme } from '@agent/auth';
+import type { CaseContext } from './context.js';
 
 export type CredentialKind = 'apikey' | 'bearer' | 'basic';
 
@@ -38,4 +40,15 @@ export function presentedToken(kind: CredentialKind, value: string): string {
 
 export function authorizationHeader(kind: CredentialKind, token: string): string {
   return kind === 'apikey' ? `ApiKey ${token}` : kind === 'bearer' ? `Bearer ${token}` : `Basic ${token}`;
+}
+
+/** Whom a raw request of a case acts as: the suite's principal, the second one, or nobody. */
+export type Caller = 'self' | 'other' | 'anonymous';
+
+/** The authorization header a raw request carries as `as`; a case acting as `other` needs one. */
+export function credentialHeaders(ctx: CaseContext, as: Caller): Record<string, string> {
+  if (as === 'anonymous') return {};
+  const auth = as === 'other' ? ctx.otherAuth : ctx.auth;
+  if (as === 'other') assert.ok(auth, 'this case needs a second principal');
+  return auth ? { authorization: authorizationHeader(auth.kind, auth.token) } : {};
 }

@@ -13,7 +13,7 @@ import { validateA2ACard } from '@agent/a2a';
 import { newId } from '@agent/core';
 import type { CaseContext, ConformanceCase } from '../context.js';
 import { assert, errorBody } from '../expect.js';
-import { authorizationHeader } from '../presented-credentials.js';
+import { credentialHeaders, type Caller } from '../presented-credentials.js';
 import { rawHttp, type RawResponse } from '../raw-http.js';
 
 const HTTP = ['http'] as const;
@@ -66,7 +66,6 @@ interface RpcError {
 }
 
 /** Who sends a request: the first principal (default), the second one, or nobody. */
-type Caller = 'self' | 'other' | 'anonymous';
 
 /** Where the server speaks A2A, read from its card. */
 interface Endpoints {
@@ -80,13 +79,6 @@ interface Endpoints {
 function base(ctx: CaseContext): string {
   assert.ok(ctx.httpUrl, 'the A2A cases need --transport http');
   return ctx.httpUrl;
-}
-
-function credentialHeaders(ctx: CaseContext, as: Caller): Record<string, string> {
-  if (as === 'anonymous') return {};
-  const auth = as === 'other' ? ctx.otherAuth : ctx.auth;
-  if (as === 'other') assert.ok(auth, 'this case needs a second principal');
-  return auth ? { authorization: authorizationHeader(auth.kind, auth.token) } : {};
 }
 
 function readCard(ctx: CaseContext, headers: Record<string, string> = {}): Promise<RawResponse> {

@@ -8,7 +8,7 @@
 import { newId } from '@agent/core';
 import type { CaseContext, ConformanceCase } from '../context.js';
 import { assert, errorBody } from '../expect.js';
-import { authorizationHeader } from '../presented-credentials.js';
+import { credentialHeaders, type Caller } from '../presented-credentials.js';
 import { rawHttp, type RawResponse } from '../raw-http.js';
 
 const HTTP = ['http'] as const;
@@ -46,7 +46,6 @@ interface Page {
 }
 
 /** Who sends a request: the first principal (default), the second one, or nobody. */
-type Caller = 'self' | 'other' | 'anonymous';
 
 interface Call {
   as?: Caller;
@@ -60,13 +59,6 @@ interface Call {
 function base(ctx: CaseContext): string {
   assert.ok(ctx.httpUrl, 'the registry cases need --transport http');
   return ctx.httpUrl;
-}
-
-function credentialHeaders(ctx: CaseContext, as: Caller): Record<string, string> {
-  if (as === 'anonymous') return {};
-  const auth = as === 'other' ? ctx.otherAuth : ctx.auth;
-  if (as === 'other') assert.ok(auth, 'this case needs a second principal');
-  return auth ? { authorization: authorizationHeader(auth.kind, auth.token) } : {};
 }
 
 function call(ctx: CaseContext, method: string, path: string, options: Call = {}): Promise<RawResponse> {
