@@ -100,6 +100,28 @@ describe('RedactionPolicy.default()', () => {
       expect(policy.redact({ note }).note).toBe(note);
   });
 
+  it('masks a scheme prefix after any leading whitespace, whatever the first character is', () => {
+    // The documented rule, independent of the first-character shortcut in redactString.
+    const rule = /^\s*(?:bearer|basic|apikey)\s/i;
+    for (let code = 0; code <= 0xffff; code++) {
+      const first = String.fromCharCode(code);
+      for (const text of [
+        `${first}Bearer x`,
+        `${first}earer x`,
+        `${first}piKey x`,
+        `${first}asic y`,
+        first,
+      ]) {
+        const expected = rule.test(text) ? REDACTED : text;
+        if (policy.redactString(text) !== expected)
+          expect([code, policy.redactString(text)]).toEqual([code, expected]);
+        const json = policy.redactedJson([text, { text }]);
+        if (json !== JSON.stringify([expected, { text: expected }]))
+          expect([code, json]).toEqual([code, JSON.stringify([expected, { text: expected }])]);
+      }
+    }
+  });
+
   it('masks header maps and [name, value] header pairs', () => {
     expect(policy.redact({ headers: { 'content-type': 'application/json', 'x-api-key': 'k' } })).toEqual({
       headers: { 'content-type': 'application/json', 'x-api-key': REDACTED },
@@ -258,9 +280,65 @@ describe('RedactionPolicy.redactedJson', () => {
 
   it('serializes exactly what the copying walk would, for the default policy and a custom one', () => {
     const custom = new RedactionPolicy({ keys: ['ssn'], patterns: [/\d{3}-\d{2}-\d{4}/], mask: '***' });
-    for (const policy of [RedactionPolicy.default(), custom, RedactionPolicy.none()]) {
-      for (const value of [...samples, { ssn: '123-45-6789', note: 'id 123-45-6789' }]) {
-        expect(policy.redactedJson(value)).toBe(JSON.stringify(policy.redact(value)));
+    const cases: PolicyAndMask[] = [
+      [RedactionPolicy.default(), REDACTED],
+      [custom, '***'],
+      [RedactionPolicy.none(), REDACTED],
+    ];
+    for (const [policy, mask] of cases) {
+      for (const value of [...samples, ...moreSamples(), { ssn: '123-45-6789', note: 'id 123-45-6789' }]) {
+        const text = policy.redactedJson(value);
+        expect(text).toBe(JSON.stringify(policy.redact(value)));
+        expect(text).toBe(replacerJson([policy, mask], value));
+      }
+    }
+  });
+
+  it('writes byte for byte what the replacer path writes, where the walk differs too', () => {
+    for (const policy of policies()) {
+      for (const value of [...samples, ...moreSamples(), ...replacerOnlySamples()]) {
+        expect(policy[0].redactedJson(value)).toBe(replacerJson(policy, value));
+      }
+    }
+  });
+
+  it('reads a getter once and masks what it returned', () => {
+    let reads = 0;
+    const value = {
+      id: 'x',
+      get token() {
+        reads++;
+        return reads === 1 ? 'first-secret' : 'later';
+      },
+      get note() {
+        return `Bearer ${'z'.repeat(12)}`;
+      },
+    };
+    expect(RedactionPolicy.default().redactedJson(value)).toBe(
+      '{"id":"x","token":"[REDACTED]","note":"[REDACTED]"}',
+    );
+    expect(reads).toBe(1);
+    let plainReads = 0;
+    const counted = {
+      get list() {
+        plainReads++;
+        return [{ ok: 1 }, 'plain'];
+      },
+    };
+    expect(RedactionPolicy.none().redactedJson(counted)).toBe('{"list":[{"ok":1},"plain"]}');
+    expect(plainReads).toBe(1);
+  });
+
+  it('matches the replacer path on 2,000 generated plain values', () => {
+    const random = seeded(20240611);
+    for (let index = 0; index < 2000; index++) {
+      const value = generate(random, 0);
+      for (const policy of policies()) {
+        const text = policy[0].redactedJson(value);
+        if (text !== replacerJson(policy, value)) {
+          // Name the failing case in the message rather than dumping all 2,000.
+          expect([index, text]).toEqual([index, replacerJson(policy, value)]);
+        }
       }
     }
   });
@@ -282,3 +360,289 @@ describe('RedactionPolicy.redactedJson', () => {
     }
   });
 });
+
+/**
+ * Today's serializer before the one-pass writer, verbatim: JSON.stringify with the masking replacer,
+ * the copying walk when JSON throws. The oracle every redactedJson output must equal byte for byte.
+ */
+function replacerJson([policy, mask]: PolicyAndMask, value: unknown): string {
+  const replacer = function (this: unknown, key: string, item: unknown): unknown {
+    if (
+      key !== '' &&
+      !Array.isArray(this) &&
+      item !== null &&
+      item !== undefined &&
+      item !== '' &&
+      policy.isSensitiveKey(key)
+    )
+      return mask;
+    if (typeof item === 'string') return policy.redactString(item);
+    if (typeof item !== 'object' || item === null) return item;
+    if (Array.isArray(item)) {
+      const pair = item.length === 2 && typeof item[0] === 'string' && item[1] !== null;
+      return pair && policy.isSensitiveKey(item[0] as string) ? [item[0], mask] : item;
+    }
+    if (item instanceof Map) return Object.fromEntries([...item.entries()].map(([k, v]) => [String(k), v]));
+    if (item instanceof Set) return [...item];
+    if (item instanceof Error) {
+      const error = item as Error & { code?: unknown; data?: unknown };
+      const body: Record<string, unknown> = { name: error.name, message: error.message };
+      if (error.code !== undefined) body.code = error.code;
+      if (error.data !== undefined) body.data = error.data;
+      return body;
+    }
+    return item;
+  };
+  try {
+    return JSON.stringify(value, replacer);
+  } catch {
+    return JSON.stringify(policy.redact(value));
+  }
+}
+
+type PolicyAndMask = [RedactionPolicy, string];
+
+function policies(): PolicyAndMask[] {
+  return [
+    [RedactionPolicy.default(), REDACTED],
+    [new RedactionPolicy({ keys: ['ssn', 'pin'], patterns: [/\d{3}-\d{2}-\d{4}/], mask: '***' }), '***'],
+    [RedactionPolicy.none(), REDACTED],
+    // A mask its own pattern matches and an allowed key: header pairs write both through redactString.
+    [
+      new RedactionPolicy({ patterns: [/X-/i], mask: '[X-HIDDEN] "q"', allowKeys: ['session_token'] }),
+      '[X-HIDDEN] "q"',
+    ],
+    [new RedactionPolicy({ includeDefaults: false, keys: ['pin'], mask: '' }), ''],
+  ];
+}
+
+const JWT_LIKE = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXZhbHVl';
+
+function withOwn(target: object, entries: [string, unknown][]): object {
+  for (const [key, value] of entries)
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  return target;
+}
+
+/** Plain data (and near-plain) the one-pass writer must write exactly as the walk does. */
+function moreSamples(): unknown[] {
+  return [
+    [],
+    {},
+    [[]],
+    [{}, [], [[{}]]],
+    { a: [{ b: [{ c: [1, [2, [3, { token: 'deep' }]]] }] }] },
+    Array.from({ length: 5 }, (_, i) => ({
+      id: i,
+      parts: [{ type: 'text', content: `m${i}` }],
+      password: `p${i}`,
+    })),
+    {
+      'k\u00e9y': 'v\u00e9',
+      'quo"te': 'a"b',
+      'back\\slash': 'c\\d',
+      'new\nline': 'x\ty\r\b\f\u0001\u001f',
+      '': 'empty key',
+    },
+    {
+      emoji: '\ud83d\ude00',
+      lone: '\ud800',
+      loneLow: 'x\udc00y',
+      sep: '\u2028\u2029',
+      nul: '\u0000',
+      del: '\u007f',
+    },
+    withOwn({}, [
+      ['__proto__', { token: 't', keep: 1 }],
+      ['n', 1],
+    ]),
+    withOwn(Object.create(null) as object, [
+      ['__proto__', 'Bearer abcdefghijkl'],
+      ['secret', 's'],
+    ]),
+    {
+      zero: -0,
+      big: 1e21,
+      small: 1e-7,
+      nan: NaN,
+      inf: Infinity,
+      ninf: -Infinity,
+      max: Number.MAX_VALUE,
+      int: 2 ** 53 + 2,
+    },
+    [-0, NaN, Infinity, -Infinity, 0.1 + 0.2, -5e-324, 5e-324],
+    { 10: 'ten', 2: 'two', b: 'b', a: 'a', 1.5: 'float key', '-1': 'neg' },
+    [
+      ['authorization', 'Bearer x'],
+      ['Accept', 'json'],
+      ['Cookie', ''],
+      ['token', undefined],
+      ['token', null],
+    ],
+    [['X-Api-Key', { nested: 'object' }]],
+    ['token', 'x'],
+    ['ssn', '123-45-6789'],
+    ['pin', 7],
+    [['token'], ['token', 'a', 'b'], [1, 'token'], ['note', 'ok']],
+    {
+      password: '',
+      token: null,
+      secret: undefined,
+      apiKey: 0,
+      cookie: false,
+      credentials: [],
+      privateKey: {},
+    },
+    { token: NaN, password: Symbol('s'), secret: () => 1 },
+    { list: [undefined, () => 1, Symbol('x'), null], fn: () => 1, sym: Symbol('y') },
+    // eslint-disable-next-line no-sparse-arrays
+    [1, , 3],
+    [
+      ' Bearer abc',
+      '\n\tbasic x',
+      '\u00a0apikey z',
+      '\ufeffBearer q',
+      'bearer',
+      'Bearer\u00a0x',
+      'BASIC  x',
+      'ApIkEy\tk',
+    ],
+    ['abc', 'A', 'b', 'Basic', 'apikeys x', '0 Bearer abcdefghij', 'xBearer abcdefghijk'],
+    { long: `${'lorem ipsum '.repeat(300)}${JWT_LIKE} tail ${'dolor '.repeat(200)}` },
+    { log: `GET / Authorization: Bearer ${'a'.repeat(40)} and ${JWT_LIKE}.` },
+    {
+      ssn: '123-45-6789',
+      note: 'id 123-45-6789 and 987-65-4321',
+      pin: '0000',
+      spin: 'x',
+      header: 'X-Forwarded',
+    },
+    { session_token: 'kept by one policy', 'x-token': 'masked' },
+    Object.assign(Object.create(null) as object, {
+      nested: Object.assign(Object.create(null) as object, { token: 'x' }),
+    }),
+    { arr: Object.assign([1, 2], { extra: 'ignored', token: 'ignored too' }) },
+    { frozen: Object.freeze({ token: 'x', ok: 'y' }) },
+    { bool: true, no: false, nul: null, str: '', num: 0 },
+  ];
+}
+
+/** Values the replacer path and the copying walk write differently; redactedJson keeps the former. */
+function replacerOnlySamples(): unknown[] {
+  const instance = new (class Holder {
+    token = 'x';
+    note = 'y';
+  })();
+  return [
+    { token: { toJSON: () => null }, password: { toJSON: () => '' }, secret: { toJSON: () => 'x' } },
+    { when: new Date(0), invalid: new Date(NaN), token: new Date(0) },
+    { instance, list: [instance], token: instance },
+    { toJSON: () => ({ token: 'x', ok: [1, 'Bearer abcdefghijk'] }) },
+    { nested: { toJSON: (key: string) => `key was ${key}` } },
+    Object.assign(() => 1, { toJSON: () => ({ fn: true }) }),
+    {
+      fn: Object.assign(() => 1, { toJSON: () => 'fn json' }),
+      token: Object.assign(() => 1, { toJSON: () => '' }),
+    },
+    { big: 10n, token: 11n },
+    { map: new Map([['token', 'x']]), set: new Set([1, 'Bearer abcdefghijk']), err: new Error('e') },
+    { boxed: Object('str') as object, num: Object(3) as object, token: Object('') as object },
+    { regex: /x/, typed: new Uint8Array([1, 2]) },
+    Object.defineProperty({ a: 1 }, 'toJSON', {
+      value: () => ({ hidden: 'Bearer abcdefghijk' }),
+      enumerable: false,
+    }),
+    { toJSON: 'not a function', token: 'x' },
+  ];
+}
+
+/** mulberry32: a small seeded generator so every run checks the same 2,000 values. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const FUZZ_KEYS = [
+  'id',
+  'content',
+  'parts',
+  'type',
+  'token',
+  'input_tokens',
+  'Authorization',
+  'x-api-key',
+  'api_key',
+  'Set-Cookie',
+  'password',
+  'ssn',
+  'pin',
+  'session_token',
+  '__proto__',
+  '',
+  '0',
+  '17',
+  'k\u00e9',
+  'a"b',
+  'line\nbreak',
+  '\ud83d\ude00',
+  'privateKey',
+  'notes',
+  'toJSONish',
+  'headers',
+];
+const FUZZ_STRINGS = [
+  '',
+  'hello',
+  'Bearer abcdefghijkl',
+  'bearer x',
+  ' basic y',
+  '\tApiKey z',
+  'Basically',
+  'Bearers',
+  'a Bearer abcdefghij',
+  `jwt ${JWT_LIKE} end`,
+  JWT_LIKE,
+  'eyJ',
+  'id 123-45-6789',
+  'X-Header',
+  'quote " and \\ slash',
+  'ctrl \u0001\u001f',
+  'uni \u00e9\u2028\ud83d\ude00',
+  'lone \ud800',
+  '\u00a0Bearer nbsp',
+  'token',
+  'password',
+  '2026-01-01T00:00:00.000Z',
+];
+const FUZZ_NUMBERS = [0, -0, 1, -1, 1.5, 1e21, 1e-7, NaN, Infinity, -Infinity, 2 ** 31, Number.MIN_VALUE];
+
+function pick<T>(random: () => number, items: readonly T[]): T {
+  return items[Math.floor(random() * items.length)] as T;
+}
+
+function generate(random: () => number, depth: number): unknown {
+  const roll = random();
+  if (depth > 4 || roll < 0.45) {
+    const kind = random();
+    if (kind < 0.45) return pick(random, FUZZ_STRINGS);
+    if (kind < 0.65) return pick(random, FUZZ_NUMBERS);
+    if (kind < 0.75) return random() < 0.5;
+    if (kind < 0.88) return null;
+    if (kind < 0.95) return undefined;
+    return () => 1;
+  }
+  if (roll < 0.6) return [pick(random, FUZZ_KEYS), generate(random, depth + 1)]; // a header pair, or not
+  if (roll < 0.75) return Array.from({ length: Math.floor(random() * 5) }, () => generate(random, depth + 1));
+  const target = random() < 0.15 ? (Object.create(null) as object) : {};
+  const entries: [string, unknown][] = Array.from({ length: Math.floor(random() * 6) }, () => [
+    pick(random, FUZZ_KEYS),
+    generate(random, depth + 1),
+  ]);
+  return withOwn(target, entries);
+}

@@ -85,6 +85,10 @@ export class RedactionPolicy {
   readonly #defaults: boolean;
   readonly #mask: string;
   readonly #decided = new Map<string, boolean>();
+  /** The replacer path writes a masked key's value as the mask itself… */
+  readonly #maskJson: string;
+  /** No custom patterns: a string without PLAIN_STRING_HINT's shapes is written as it is. */
+  readonly #plainStrings: boolean;
 
   constructor(options: RedactionPolicyOptions = {}) {
     checkOptionNames('RedactionPolicy', options, OPTION_NAMES);
@@ -98,6 +102,8 @@ export class RedactionPolicy {
     this.#allow = new Set((options.allowKeys ?? []).map(normalizeKey));
     this.#patterns = (options.patterns ?? []).map(globalPattern);
     this.#mask = options.mask ?? REDACTED;
+    this.#maskJson = quote(this.#mask);
+    this.#plainStrings = this.#patterns.length === 0;
   }
 
   /** The default policy: DEFAULT_SENSITIVE_KEYS, scheme prefixes, JWTs and inline bearer tokens. */
@@ -128,7 +134,7 @@ export class RedactionPolicy {
 
   /** Masks credential-shaped parts of a string. */
   redactString(value: string): string {
-    if (this.#defaults && SCHEME_PREFIX.test(value)) return this.#mask;
+    if (this.#defaults && mayStartWithScheme(value) && SCHEME_PREFIX.test(value)) return this.#mask;
     let result = value;
     // Both default shapes contain a literal (`eyJ`, `Bearer`): a string with neither is left as is.
     if (this.#defaults && (value.includes('eyJ') || value.includes('Bearer'))) {
@@ -141,8 +147,24 @@ export class RedactionPolicy {
   /**
    * `JSON.stringify(this.redact(value))` in one pass, without building the masked copy first: what a
    * store writes. A value JSON cannot carry as it is (a cycle, a BigInt) takes the copying path.
+   *
+   * Plain data (the records stores keep) is written by {@link #plain}, which reads every value once
+   * and masks and writes what it read. On meeting a value of any other type it drops its partial
+   * text and the replacer path serializes the whole value afresh, so what is stored is always what
+   * one serializer read and masked.
    */
   redactedJson(value: unknown): string {
+    if (typeof value === 'object' && value !== null) {
+      try {
+        return this.#container(value, 0);
+      } catch {
+        // Not plain data (or a getter threw): the replacer path decides, as it always did.
+      }
+    }
+    return this.#replacerJson(value);
+  }
+
+  #replacerJson(value: unknown): string {
     try {
       return JSON.stringify(value, this.#replacer);
     } catch {
@@ -151,6 +173,104 @@ export class RedactionPolicy {
   }
 
   readonly #replacer = replacerOf(this, () => this.#mask);
+  /** The mask of a header pair goes through the replacer again, so through `redactString`. */
+  #pairMaskJson: string | undefined;
+  /** Per object key: its JSON text with the colon, and whether it is sensitive. */
+  readonly #keyInfo = new Map<string, KeyInfo>();
+
+  /**
+   * The JSON text of a value read from a container, as the replacer path would write it; undefined
+   * where JSON skips the value. Throws NOT_PLAIN on any type the replacer path must handle.
+   */
+  #plain(value: unknown, depth: number): string | undefined {
+    switch (typeof value) {
+      case 'string':
+        // One scan rules out every default shape, custom patterns aside, and any character to escape.
+        if (
+          this.#plainStrings &&
+          !PLAIN_STRING_HINT.test(value) &&
+          !(this.#defaults && mayStartWithScheme(value))
+        )
+          return `"${value}"`;
+        return quote(this.redactString(value));
+      case 'number':
+        return Number.isFinite(value) ? String(value) : 'null';
+      case 'boolean':
+        return value ? 'true' : 'false';
+      case 'undefined':
+      case 'symbol':
+        return undefined;
+      case 'function':
+        // JSON calls a function's `toJSON` too; without one it skips the function.
+        if ('toJSON' in value) throw NOT_PLAIN;
+        return undefined;
+      case 'object':
+        return value === null ? 'null' : this.#container(value, depth);
+      default:
+        throw NOT_PLAIN; // a BigInt
+    }
+  }
+
+  /** An array of Array's prototype or an object of Object's or a null prototype, without `toJSON`. */
+  #container(value: object, depth: number): string {
+    // `in` looks the name up without calling a getter; past MAX_PLAIN_DEPTH is deep or a cycle.
+    if (depth > MAX_PLAIN_DEPTH || 'toJSON' in value) throw NOT_PLAIN;
+    const next = depth + 1;
+    if (Array.isArray(value)) {
+      if (Object.getPrototypeOf(value) !== Array.prototype) throw NOT_PLAIN;
+      const items = value as unknown[];
+      const length = items.length;
+      if (length === 2) {
+        const name = items[0];
+        const item = items[1];
+        // A [name, value] header pair: the name decides, as it would for an object key. The
+        // replacer path then writes the pair [name, mask] through itself, so both via redactString.
+        if (typeof name === 'string' && item !== null && this.isSensitiveKey(name)) {
+          this.#pairMaskJson ??= quote(this.redactString(this.#mask));
+          return `[${quote(this.redactString(name))},${this.#pairMaskJson}]`;
+        }
+        return `[${this.#plain(name, next) ?? 'null'},${this.#plain(item, next) ?? 'null'}]`;
+      }
+      let out = '[';
+      for (let index = 0; index < length; index++) {
+        if (index > 0) out += ',';
+        out += this.#plain(items[index], next) ?? 'null';
+      }
+      return `${out}]`;
+    }
+    const proto: unknown = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) throw NOT_PLAIN;
+    const record = value as Record<string, unknown>;
+    let out = '{';
+    for (const key of Object.keys(record)) {
+      const item = record[key];
+      const info = this.#keyInfoOf(key);
+      let text: string | undefined;
+      if (info.sensitive && item !== null && item !== undefined && item !== '') {
+        // JSON calls a `toJSON` (a BigInt's too) before the replacer decides on what it returns.
+        if (
+          typeof item === 'object' || typeof item === 'function' ? 'toJSON' in item : typeof item === 'bigint'
+        )
+          throw NOT_PLAIN;
+        text = this.#maskJson;
+      } else {
+        text = this.#plain(item, next);
+        if (text === undefined) continue;
+      }
+      out += out.length > 1 ? `,${info.head}${text}` : info.head + text;
+    }
+    return `${out}}`;
+  }
+
+  #keyInfoOf(key: string): KeyInfo {
+    let info = this.#keyInfo.get(key);
+    if (info === undefined) {
+      info = { head: `${quote(key)}:`, sensitive: this.isSensitiveKey(key) };
+      if (this.#keyInfo.size >= MAX_DECIDED_KEYS) this.#keyInfo.clear();
+      this.#keyInfo.set(key, info);
+    }
+    return info;
+  }
 
   /** A masked deep copy. Cycles become `"[Circular]"`, functions and symbols are dropped. */
   redact<T>(value: T): T {
@@ -221,6 +341,39 @@ export class RedactionPolicy {
 
 /** Keys decided by `isSensitiveKey` kept at once; the cache starts over past this. */
 const MAX_DECIDED_KEYS = 4096;
+
+/** Nesting the one-pass writer follows before leaving a value to the replacer path (a cycle, say). */
+const MAX_PLAIN_DEPTH = 200;
+
+/** Thrown inside the one-pass writer on a value that is not plain data; never leaves redactedJson. */
+const NOT_PLAIN = new Error('not plain data');
+
+/**
+ * False only when SCHEME_PREFIX cannot match: the first character is an ASCII letter, digit or
+ * sign other than `a`/`b` (any case). Whitespace, control and non-ASCII characters go to the regex.
+ */
+interface KeyInfo {
+  readonly head: string;
+  readonly sensitive: boolean;
+}
+
+// Any character JSON escapes (quote, backslash, control, any surrogate half: lone ones are escaped).
+// eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+// What sends a string the long way: a literal of a default inline shape or a character to escape.
+// eslint-disable-next-line no-control-regex -- as above
+const PLAIN_STRING_HINT = /eyJ|Bearer|["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string's JSON text: native escaping only when some character needs it. */
+function quote(value: string): string {
+  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
+}
+
+function mayStartWithScheme(value: string): boolean {
+  const code = value.charCodeAt(0);
+  const lower = code | 0x20;
+  return lower === 0x61 || lower === 0x62 || code <= 0x20 || code >= 0x80;
+}
 
 /**
  * The JSON.stringify replacer of {@link RedactionPolicy.redactedJson}: the same masking as the
