@@ -7,7 +7,8 @@
 
 interface Node<K, V> {
   readonly key: K;
-  readonly value: V;
+  /** Released when the node dies: a dead node waits in the list until compaction, holding nothing. */
+  value: V;
 }
 
 /** Past this many dead nodes beyond the live ones, the node list is rebuilt. */
@@ -31,16 +32,27 @@ export class InsertionQueue<K, V> {
   /** Adds the entry at the end; an entry already under `key` is replaced and moves to the end. */
   set(key: K, value: V): void {
     const node = { key, value };
+    this.#release(this.#live.get(key));
     this.#live.set(key, node);
     this.#nodes.push(node);
     if (this.#nodes.length > 2 * this.#live.size + SLACK) this.#compact();
   }
 
   delete(key: K): boolean {
+    this.#release(this.#live.get(key));
     return this.#live.delete(key);
   }
 
+  /**
+   * A dead node stays in `#nodes` until the next compaction (up to as many as are live): it must not
+   * keep its value (a stored task, kilobytes of text) alive that long.
+   */
+  #release(node: Node<K, V> | undefined): void {
+    if (node) node.value = undefined as V;
+  }
+
   clear(): void {
+    for (const node of this.#live.values()) this.#release(node);
     this.#live.clear();
     this.#nodes = [];
     this.#head = 0;
