@@ -393,6 +393,21 @@ describe('Agent', () => {
     ]);
   });
 
+  it('the finished task a caller gets is its own: changing it changes nothing the agent answers later', async () => {
+    const agent = new Agent({
+      card: { name: 'own-result' },
+      execute: async (_task, run) => {
+        await run.addMessage(createMessage('the answer', { role: 'agent' }));
+      },
+    });
+    const done = await agent.handleTask(createTask('x'));
+    done.messages.at(-1)!.parts[0].content = 'changed by the caller';
+    done.state = 'failed';
+    const later = await agent.getTask(done.id);
+    expect(later?.state).toBe('completed');
+    expect(later?.messages.at(-1)?.parts[0]?.content).toBe('the answer');
+  });
+
   it('works with a real SQLite run store file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'runtime-store-'));
     const store = new SqliteRunStore({ path: join(dir, 'runs.db') });

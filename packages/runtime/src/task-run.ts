@@ -305,7 +305,8 @@ export class TaskRun implements ActiveTask {
       await this.queue.push(finalEvent, { force: true });
       this.queue.close();
     }
-    this.resolveDone(finalTask);
+    // The registry keeps `finalTask` for `getTask`: the caller gets a copy of its own to change.
+    this.resolveDone(jsonClone(finalTask));
   }
 
   /**
