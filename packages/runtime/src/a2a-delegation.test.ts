@@ -4,10 +4,9 @@
  */
 import { APIKeyAuth } from '@agent/auth';
 import { createMessage, createTask, handlerFromFunction, messageText, type Task } from '@agent/core';
-import { Agent } from '@agent/runtime';
 import { HTTPTransport } from '@agent/transport-http';
-import { A2AServer } from '../server/a2a-server.js';
-import { A2ATransport } from './a2a-transport.js';
+import { A2AServer, A2ATransport } from '@agent/a2a';
+import { Agent } from './agent.js';
 
 const KEY = 'sk-delegate-0001';
 
