@@ -13,6 +13,7 @@ import {
   errorCodeForHttpStatus,
   isErrorCode,
 } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 
 export const A2A_ERROR_DOMAIN = 'a2a-protocol.org';
 
@@ -59,10 +60,6 @@ const JSON_RPC_OVERRIDES: Partial<Record<ErrorCode, number>> = {
 
 function isA2AReason(value: unknown): value is A2AErrorReason {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(A2A_ERRORS, value);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const DEFAULT_MESSAGES: Record<A2AErrorReason, string> = {

@@ -3,6 +3,7 @@
  * `/.well-known/agent-card.json`, and read back into a native card on the client side.
  */
 import type { AgentCard, AgentSkill, JsonObject, SecuritySchemeDict } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import {
   type A2ASecurityRequirement,
   type A2ASecurityScheme,
@@ -126,10 +127,6 @@ export function toA2AAgentCard(card: AgentCard, options: ToA2AAgentCardOptions):
 
 // -----------------------------------------------------------------------------------------------
 // Client side
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function str(record: Record<string, unknown>, key: string): string | undefined {
   const value = record[key];

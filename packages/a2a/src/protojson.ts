@@ -20,6 +20,7 @@ import {
   nowIso,
   parseIsoTimestamp,
 } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 
 export const A2A_PROTOCOL_VERSION = '1.0';
 
@@ -123,10 +124,6 @@ class Issues {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function snakeToCamel(key: string): string {
   return key.replace(/_([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase());
 }
@@ -147,7 +144,7 @@ function camelKeys(value: Record<string, unknown>): Record<string, unknown> {
  * deep, so `history_length` reads as `historyLength`. Anything but an object is a ValidationError.
  */
 export function readRequestObject(json: unknown, pointer = ''): Record<string, unknown> {
-  if (!isObject(json)) {
+  if (!isRecord(json)) {
     throw new ValidationError(`Invalid request: ${pointer || '/'} must be an object`, {
       data: { errors: [{ pointer: pointer || '/', message: 'must be an object' }] },
     });
@@ -156,7 +153,7 @@ export function readRequestObject(json: unknown, pointer = ''): Record<string, u
 }
 
 function readObject(json: unknown, pointer: string, issues: Issues): Record<string, unknown> | undefined {
-  if (!isObject(json)) {
+  if (!isRecord(json)) {
     issues.add(pointer, 'must be an object');
     return undefined;
   }
@@ -197,7 +194,7 @@ function optionalMetadata(
 ): Record<string, unknown> | undefined {
   const value = record.metadata;
   if (value === undefined || value === null) return undefined;
-  if (!isObject(value)) {
+  if (!isRecord(value)) {
     issues.add(`${pointer}/metadata`, 'must be an object');
     return undefined;
   }
@@ -290,7 +287,7 @@ export function endsA2AStream(state: TaskState): boolean {
 // Parts
 
 function fileContent(content: unknown): Record<string, unknown> {
-  return isObject(content) ? content : {};
+  return isRecord(content) ? content : {};
 }
 
 export function toA2APart(part: Part): A2APart {
@@ -528,7 +525,7 @@ export function fromA2AArtifact(json: unknown, pointer = ''): Artifact {
 /** The A2A context of a native task: metadata.run_context.session_id, else metadata.session_id, else the task id. */
 export function contextIdOf(task: Task): string {
   const runContext = task.metadata.run_context;
-  if (isObject(runContext) && typeof runContext.session_id === 'string' && runContext.session_id !== '') {
+  if (isRecord(runContext) && typeof runContext.session_id === 'string' && runContext.session_id !== '') {
     return runContext.session_id;
   }
   const sessionId = task.metadata.session_id;

@@ -13,6 +13,7 @@ import {
   type TaskStatusEvent,
   nowIso,
 } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 import {
   type A2AArtifactUpdate,
   type A2AStatusUpdate,
@@ -86,10 +87,6 @@ export class A2AStreamEncoder {
 function lastAgentMessage(task: Task): Message | undefined {
   const last = task.messages[task.messages.length - 1];
   return last !== undefined && last.role !== 'user' ? last : undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export class A2AStreamDecoder {
@@ -168,7 +165,7 @@ export class A2AStreamDecoder {
     const previous = this.current;
     this.current = { ...decoded, id: this.nativeTaskId ?? decoded.id };
     if (previous) this.current.created_at = previous.created_at;
-    const status = isObject(json) && isObject(json.status) ? json.status : {};
+    const status = isRecord(json) && isRecord(json.status) ? json.status : {};
     return this.statusEvent(status.timestamp);
   }
 

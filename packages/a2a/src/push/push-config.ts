@@ -1,4 +1,5 @@
 import { ValidationError, type ValidationIssue } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
 
 /** A stored push-notification config: where one task's updates are POSTed and how. */
 export interface PushConfig {
@@ -37,10 +38,6 @@ const SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 
 type JsonRecord = Record<string, unknown>;
-
-function isRecord(value: unknown): value is JsonRecord {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A field by its lowerCamelCase name or its snake_case proto name. */
 function field(record: JsonRecord, camel: string): unknown {
