@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { APIKeyAuth } from '@agent/auth';
 import { ValueError, type AgentError } from '@agent/core';
 import type { ServerCall } from '@agent/server';
-import { readJsonBody, writeJson } from '@agent/server/node';
+import { writeJson } from '@agent/server/node';
 import { RecordingLogger } from '@agent/server/testing';
 import { rawRequest } from '@agent/test-support';
 import type { HttpEndpoint } from './backend.js';
@@ -44,7 +44,7 @@ class OwnProtocol implements HttpRoutes {
           deferTenant: true,
           refuse,
           serve: (call: ServerCall, input: ExchangeInput) => {
-            readJsonBody(input.req, input.maxBodyBytes, (error, body) => {
+            input.readBody((error, body) => {
               if (error) return refuse(input.res, context.pipeline.wireError(error, 'own_call', call));
               this.bodies.push(body);
               const tenant = (body as { tenant?: string }).tenant;

@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgentError, UnavailableError, ValueError } from '@agent/core';
 import { ServerCall, type ServerPipeline } from '@agent/server';
+import type { BodyCallback } from '@agent/server/node';
 import type { HttpEndpoint } from './backend.js';
 import { ExchangeRoute, type Exchange } from './exchange.js';
 import type { HttpRouteContext } from './json-endpoint.js';
@@ -20,10 +21,13 @@ export interface ExchangeInput {
   readonly params: Record<string, string>;
   /** The query string, without the credential parameters an authenticator reads. */
   readonly query: URLSearchParams;
-  /** The transport's `maxBodyBytes`, for the endpoint's own body reading. */
+  /** The transport's `maxBodyBytes` (what `answerAfterDrain` drains up to before an early answer). */
   readonly maxBodyBytes: number;
-  /** A body an express app parsed already; `undefined` when the endpoint must read it. */
-  readonly parsedBody: unknown;
+  /**
+   * Reads the JSON body as every route does (`maxBodyBytes` → 413, the Content-Encoding rule,
+   * malformed JSON → MalformedJsonError; a body an express app parsed already is taken as it is).
+   */
+  readBody(done: BodyCallback): void;
 }
 
 export interface ExchangeEndpointSpec {
@@ -48,8 +52,8 @@ export interface ExchangeEndpointSpec {
    */
   refuse(res: ServerResponse, error: AgentError, req: IncomingMessage): void;
   /**
-   * Serves the opened request and answers `res`, reading the body itself when it needs one
-   * (`readJsonBody` of `@agent/server/node`). A throw is answered through `refuse`.
+   * Serves the opened request and answers `res`, reading the body with `input.readBody` when it
+   * needs one. A throw is answered through `refuse`.
    */
   serve(call: ServerCall, input: ExchangeInput): void;
 }
@@ -108,7 +112,7 @@ class OwnAnswerRoute extends ExchangeRoute {
     this.spec.refuse(res, wire, req);
   }
 
-  override decodeLine(exchange: Exchange): Omit<ExchangeInput, 'req' | 'res' | 'parsedBody'> {
+  override decodeLine(exchange: Exchange): Omit<ExchangeInput, 'req' | 'res' | 'readBody'> {
     return {
       params: exchange.pathParams(),
       query: exchange.operationQuery(),
@@ -118,10 +122,10 @@ class OwnAnswerRoute extends ExchangeRoute {
 
   answer(exchange: Exchange, call: ServerCall, line: unknown): void {
     const input: ExchangeInput = {
-      ...(line as Omit<ExchangeInput, 'req' | 'res' | 'parsedBody'>),
+      ...(line as Omit<ExchangeInput, 'req' | 'res' | 'readBody'>),
       req: exchange.req,
       res: exchange.res,
-      parsedBody: exchange.parsed,
+      readBody: (done) => exchange.readBody(done),
     };
     try {
       this.spec.serve(call, input);

@@ -16,6 +16,7 @@ import {
   requestPath,
   unsupportedEncoding,
   writeError,
+  type BodyCallback,
   type RequestScope,
 } from '@agent/server/node';
 import type { HttpEndpoint } from './backend.js';
@@ -147,6 +148,20 @@ export class Exchange implements RequestInfo {
     return Object.fromEntries(fields);
   }
 
+  /**
+   * The request's JSON body, within the route's `maxBodyBytes`: the one way every route reads it.
+   * An express app may have parsed it already; the one Content-Encoding rule holds either way.
+   */
+  readBody(done: BodyCallback): void {
+    if (this.parsed === undefined) {
+      readJsonBody(this.req, this.route.maxBodyBytes, done);
+      return;
+    }
+    const refused = unsupportedEncoding(this.req);
+    if (refused) done(refused);
+    else done(undefined, this.parsed);
+  }
+
   /** Answers an error while the body may still be unread. */
   refuse(error: unknown): void {
     const { req, res, route } = this;
@@ -174,14 +189,7 @@ function onOpened(call: ServerCall): void {
     route.answer(exchange, call, line, undefined);
     return;
   }
-  if (exchange.parsed !== undefined) {
-    // An express app parsed the body already: the one Content-Encoding rule still holds.
-    const refused = unsupportedEncoding(exchange.req);
-    if (refused) exchange.refuseBody(refused);
-    else route.answer(exchange, call, line, exchange.parsed);
-    return;
-  }
-  readJsonBody(exchange.req, route.maxBodyBytes, (error, body) => {
+  exchange.readBody((error, body) => {
     if (error) exchange.refuseBody(error);
     else route.answer(exchange, call, line, body);
   });

@@ -1,8 +1,7 @@
 /** The HTTP pieces both A2A bindings share: bodies, content types, the 401 challenge, SSE. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '@agent/auth';
-import type { AgentError } from '@agent/core';
-import { MalformedJsonError, drained, readJsonBody } from '@agent/server/node';
+import { MalformedJsonError, drained, type BodyCallback } from '@agent/server/node';
 import type { ExchangeInput } from '@agent/transport-http';
 import type { A2AStreamResponse } from '../protojson.js';
 import type { FrameStream } from './frame-stream.js';
@@ -18,33 +17,17 @@ export function acceptsContentType(req: IncomingMessage): boolean {
 }
 
 /** Reads the JSON body, or gives `{}` when the request has none (a bodyless POST such as a cancel). */
-export function readOptionalJsonBody(
-  input: ExchangeInput,
-  done: (error: AgentError | undefined, body?: unknown) => void,
-): void {
-  if (input.parsedBody !== undefined) {
-    done(undefined, input.parsedBody);
-    return;
-  }
+export function readOptionalJsonBody(input: ExchangeInput, done: BodyCallback): void {
   const { req } = input;
   const length = req.headers['content-length'];
   if (length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined)) {
     done(undefined, {});
     return;
   }
-  readJsonBody(req, input.maxBodyBytes, (error, body) => {
+  input.readBody((error, body) => {
     if (error instanceof MalformedJsonError && /body is empty/.test(error.message)) done(undefined, {});
     else done(error, body);
   });
-}
-
-/** Reads the JSON body (required). An express app's parsed body is used as it is. */
-export function readRequiredJsonBody(
-  input: ExchangeInput,
-  done: (error: AgentError | undefined, body?: unknown) => void,
-): void {
-  if (input.parsedBody !== undefined) done(undefined, input.parsedBody);
-  else readJsonBody(input.req, input.maxBodyBytes, done);
 }
 
 /** The `WWW-Authenticate` challenge of a 401, from the authenticator's scheme. */

@@ -19,7 +19,7 @@ import { readRequestObject } from '../protojson.js';
 import { checkVersion, requestedVersion } from '../version.js';
 import type { A2AOperations } from './a2a-operations.js';
 import type { FrameStream } from './frame-stream.js';
-import { acceptsContentType, readRequiredJsonBody, writeJsonBody, writeSse } from './http.js';
+import { acceptsContentType, writeJsonBody, writeSse } from './http.js';
 
 type RpcId = string | number | null;
 type Params = Record<string, unknown>;
@@ -119,7 +119,7 @@ export class JsonRpcBinding {
       answerAfterDrain(req, res, input.maxBodyBytes, () => writeRpcError(res, error, null, this.challenge));
       return;
     }
-    readRequiredJsonBody(input, (error, body) => {
+    input.readBody((error, body) => {
       if (error) {
         const wire =
           error instanceof MalformedJsonError

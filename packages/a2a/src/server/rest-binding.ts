@@ -16,13 +16,7 @@ import { readRequestObject } from '../protojson.js';
 import { checkVersion, requestedVersion } from '../version.js';
 import type { A2AOperations } from './a2a-operations.js';
 import type { FrameStream } from './frame-stream.js';
-import {
-  acceptsContentType,
-  readOptionalJsonBody,
-  readRequiredJsonBody,
-  writeJsonBody,
-  writeSse,
-} from './http.js';
+import { acceptsContentType, readOptionalJsonBody, writeJsonBody, writeSse } from './http.js';
 
 type Params = Record<string, unknown>;
 
@@ -207,11 +201,12 @@ export class RestBinding {
       void this.answer(action, scoped, params, res);
     };
     if (route.body === 'none') return run(undefined);
-    const read = route.body === 'required' ? readRequiredJsonBody : readOptionalJsonBody;
-    read(input, (error, body) => {
+    const done = (error: AgentError | undefined, body?: unknown): void => {
       if (error) refuse(this.pipeline.wireError(error, action.operation, scoped));
       else run(body);
-    });
+    };
+    if (route.body === 'required') input.readBody(done);
+    else readOptionalJsonBody(input, done);
   }
 
   private async answer(action: Action, call: ServerCall, params: Params, res: ServerResponse): Promise<void> {
