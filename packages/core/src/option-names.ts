@@ -2,9 +2,16 @@ import { ValueError } from './errors.js';
 
 /** Throws ValueError for an option name `accepted` does not list, naming the accepted ones. */
 export function checkOptionNames(owner: string, options: object, accepted: readonly string[]): void {
-  const allowed = new Set(accepted);
-  const unknown = Object.keys(options).filter((name) => !allowed.has(name));
-  if (unknown.length === 0) return;
+  // Runs on hot paths (every task builds contexts and events): nothing is allocated when all is well.
+  let refused = false;
+  for (const name in options) {
+    if (Object.prototype.hasOwnProperty.call(options, name) && !accepted.includes(name)) {
+      refused = true;
+      break;
+    }
+  }
+  if (!refused) return;
+  const unknown = Object.keys(options).filter((name) => !accepted.includes(name));
   const list = unknown.map((name) => `"${name}"`).join(', ');
   throw new ValueError(
     `${owner} does not accept the option${unknown.length > 1 ? 's' : ''} ${list}; accepted: ${[...accepted].sort().join(', ')}`,

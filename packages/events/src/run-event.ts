@@ -19,8 +19,7 @@ import {
   type TaskEventType,
   type TaskState,
 } from '@agent/core';
-import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
-import { snapshot } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames, snapshot } from '@agent/core/internal';
 import type { ContextManifestData } from './context-manifest.js';
 import { runIdsOf, runIdsOfTask, type RunContextInput } from './run-context.js';
 
@@ -285,6 +284,11 @@ function defaultSummary(type: RunEventType, event: Record<string, unknown>): str
   }
 }
 
+/** The first non-null of three, in priority order. */
+function first3(a: string | null, b: string | null, c: string | null): string | null {
+  return a ?? b ?? c;
+}
+
 /**
  * Builds the normalized envelope of a task event. Ids come from the event itself, then
  * `options.context`, then the run context of a final status's serialized task; `sequence` is 0
@@ -294,24 +298,9 @@ function defaultSummary(type: RunEventType, event: Record<string, unknown>): str
 function fromTaskEvent(taskEvent: TaskEvent, options: FromTaskEventOptions = {}): RunEvent {
   if (!isRecord(taskEvent)) throw new ValueError('RunEvent.fromTaskEvent needs a task event object');
   checkOptionNames('RunEvent.fromTaskEvent', options, FROM_TASK_EVENT_OPTIONS);
-  return buildRunEvent(taskEvent, options.context ?? null, options.agentName);
-}
+  const context = options.context ?? null;
+  const agentName = options.agentName;
 
-/** The first non-null of three, in priority order. */
-function first3(a: string | null, b: string | null, c: string | null): string | null {
-  return a ?? b ?? c;
-}
-
-/**
- * {@link fromTaskEvent} without the option check, for callers that pass their own known options
- * (the recorder). Internal to the package.
- */
-export function buildRunEvent(
-  taskEvent: TaskEvent,
-  context: RunContextInput | null,
-  agentName: string | undefined,
-): RunEvent {
-  if (!isRecord(taskEvent)) throw new ValueError('RunEvent.fromTaskEvent needs a task event object');
   const source = taskEvent as Record<string, unknown>;
   const type = source.type;
   if (!isRunEventType(type)) {

@@ -7,7 +7,7 @@ import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { SequencedEventSink } from './event-sink.js';
 import { buildReportData } from './report-builder.js';
 import { runIdsOf, type RunContextInput } from './run-context.js';
-import { buildRunEvent, RunEvent, type FromTaskEventOptions } from './run-event.js';
+import { RunEvent, type FromTaskEventOptions } from './run-event.js';
 import { adoptRunReport, type RunReport } from './run-report.js';
 
 export interface RunRecorderOptions {
@@ -36,13 +36,11 @@ export class RunRecorder extends SequencedEventSink {
 
   /** Normalizes and keeps a task event; the recorder numbers it. */
   recordTaskEvent(taskEvent: TaskEvent, options: FromTaskEventOptions = {}): RunEvent {
-    // RunEvent.fromTaskEvent without re-checking the two option names passed here.
     return this.emit(
-      buildRunEvent(
-        taskEvent,
-        options.context ?? this.#defaults.context ?? null,
-        options.agentName ?? this.#defaults.agentName,
-      ),
+      RunEvent.fromTaskEvent(taskEvent, {
+        context: options.context ?? this.#defaults.context,
+        agentName: options.agentName ?? this.#defaults.agentName,
+      }),
     );
   }
 

@@ -66,22 +66,6 @@ export function newTraceId(): string {
 }
 
 /**
- * Set while the module itself constructs a context from fields it already checked, so the
- * constructor skips the option-name check (a public `new RunContext(init)` still gets it).
- */
-let trustedInit = false;
-
-/** A context from an init this module built itself. */
-function trusted(init: RunContextInit): RunContext {
-  trustedInit = true;
-  try {
-    return new RunContext(init);
-  } finally {
-    trustedInit = false;
-  }
-}
-
-/**
  * The execution envelope of one run (ids, agent chain, permissions, budget), stored serialized at
  * `task.metadata.run_context`. Immutable: `child`, `cancel` and `withAgent` return new contexts, so a
  * snapshot stored in a task never changes under its reader.
@@ -99,7 +83,7 @@ export class RunContext {
   readonly metadata: JsonObject;
 
   constructor(init: RunContextInit = {}) {
-    if (!trustedInit) checkOptionNames('RunContext', init, INIT_NAMES);
+    checkOptionNames('RunContext', init, INIT_NAMES);
     this.runId = init.runId ?? newId();
     this.sessionId = init.sessionId ?? null;
     // A trace id that is not W3C-shaped would not map onto OpenTelemetry, so a bad one is replaced.
@@ -132,7 +116,7 @@ export class RunContext {
     const chain = options.agentName === undefined ? this.agentChain : [...this.agentChain, options.agentName];
     const metadata = { ...this.metadata };
     delete metadata.cancel_reason;
-    return trusted({
+    return new RunContext({
       ...this.toInit(),
       runId: newId(),
       parentRunId: this.runId,
@@ -145,13 +129,13 @@ export class RunContext {
   /** A serializable canceled snapshot: `canceled: true` and `metadata.cancel_reason`. */
   cancel(reason?: string): RunContext {
     const metadata = { ...this.metadata, cancel_reason: reason ?? this.cancelReason ?? 'canceled' };
-    return trusted({ ...this.toInit(), canceled: true, metadata });
+    return new RunContext({ ...this.toInit(), canceled: true, metadata });
   }
 
   /** The same run with `agentName` appended to the chain (unless it is already last). */
   withAgent(agentName: string): RunContext {
     if (this.agentName === agentName) return this;
-    return trusted({ ...this.toInit(), agentChain: [...this.agentChain, agentName] });
+    return new RunContext({ ...this.toInit(), agentChain: [...this.agentChain, agentName] });
   }
 
   toDict(): RunContextData {
@@ -215,7 +199,7 @@ export class RunContext {
         throw invalid(`/budget${pointerOf(error)}`, error.message.replace(/^.*?: /, ''));
       throw error;
     }
-    return trusted({
+    return new RunContext({
       runId: runId ?? undefined,
       sessionId: optionalString('session_id'),
       traceId: optionalString('trace_id') ?? undefined,
@@ -245,7 +229,7 @@ export class RunContext {
       const legacy = (key: string): string | undefined =>
         typeof metadata[key] === 'string' ? (metadata[key] as string) : undefined;
       // A fresh context starts with the agent in its chain: one construction instead of two.
-      context = trusted({
+      context = new RunContext({
         sessionId: legacy('session_id'),
         traceId: legacy('trace_id'),
         workspaceUri: legacy('workspace_uri'),
@@ -253,7 +237,7 @@ export class RunContext {
       });
     }
     if (context.sessionId === null && typeof metadata.session_id === 'string') {
-      context = trusted({ ...context.toInit(), sessionId: metadata.session_id });
+      context = new RunContext({ ...context.toInit(), sessionId: metadata.session_id });
     }
     if (options.agentName !== undefined) context = context.withAgent(options.agentName);
     metadata.run_context = context.toDict();
