@@ -165,6 +165,38 @@ export const ERROR_CODES = {
     grpcStatus: 'UNAVAILABLE',
     message: 'Service unavailable',
   },
+  // Durable approvals: a pending request decided once, for the action it was asked for.
+  APPROVAL_NOT_FOUND: {
+    httpStatus: 404,
+    jsonRpcCode: -32021,
+    grpcStatus: 'NOT_FOUND',
+    message: 'Approval request not found',
+  },
+  APPROVAL_ALREADY_DECIDED: {
+    httpStatus: 409,
+    jsonRpcCode: -32022,
+    grpcStatus: 'FAILED_PRECONDITION',
+    message: 'Approval request already decided',
+  },
+  APPROVAL_ACTION_MISMATCH: {
+    httpStatus: 409,
+    jsonRpcCode: -32023,
+    grpcStatus: 'FAILED_PRECONDITION',
+    message: 'The decision is for another action',
+  },
+  // Why a task ended that its own run could not finish: the process or replica running it went away.
+  REPLICA_LOST: {
+    httpStatus: 503,
+    jsonRpcCode: -32024,
+    grpcStatus: 'UNAVAILABLE',
+    message: 'The replica running the task was lost',
+  },
+  PROCESS_RESTARTED: {
+    httpStatus: 503,
+    jsonRpcCode: -32025,
+    grpcStatus: 'UNAVAILABLE',
+    message: 'The process running the task restarted',
+  },
   // A2A 1.0's own conditions, with its JSON-RPC codes (the A2A bindings and the A2A client use them).
   PUSH_NOTIFICATION_NOT_SUPPORTED: {
     httpStatus: 400,
@@ -379,6 +411,16 @@ export class ExtendedAgentCardNotConfiguredError extends coded('EXTENDED_AGENT_C
 /** A peer requires a protocol extension this side does not support. */
 export class ExtensionSupportRequiredError extends coded('EXTENSION_SUPPORT_REQUIRED') {}
 export class VersionNotSupportedError extends coded('VERSION_NOT_SUPPORTED') {}
+/** No approval request of the caller's has that id (another owner's answers the same). */
+export class ApprovalNotFoundError extends coded('APPROVAL_NOT_FOUND') {}
+/** The approval request was decided (or withdrawn) before: a decision is taken once. */
+export class ApprovalAlreadyDecidedError extends coded('APPROVAL_ALREADY_DECIDED') {}
+/** The decision names an action hash other than the one the request was made for. */
+export class ApprovalActionMismatchError extends coded('APPROVAL_ACTION_MISMATCH') {}
+/** Ends a task whose replica's lease ran out while it was running. */
+export class ReplicaLostError extends coded('REPLICA_LOST') {}
+/** Ends a task a previous process left running when it stopped without finishing it. */
+export class ProcessRestartedError extends coded('PROCESS_RESTARTED') {}
 export class InternalError extends coded('INTERNAL') {}
 
 const CLASSES: Record<ErrorCode, AgentErrorClass> = {
@@ -410,6 +452,11 @@ const CLASSES: Record<ErrorCode, AgentErrorClass> = {
   EXTENDED_AGENT_CARD_NOT_CONFIGURED: ExtendedAgentCardNotConfiguredError,
   EXTENSION_SUPPORT_REQUIRED: ExtensionSupportRequiredError,
   VERSION_NOT_SUPPORTED: VersionNotSupportedError,
+  APPROVAL_NOT_FOUND: ApprovalNotFoundError,
+  APPROVAL_ALREADY_DECIDED: ApprovalAlreadyDecidedError,
+  APPROVAL_ACTION_MISMATCH: ApprovalActionMismatchError,
+  REPLICA_LOST: ReplicaLostError,
+  PROCESS_RESTARTED: ProcessRestartedError,
   INTERNAL: InternalError,
 };
 

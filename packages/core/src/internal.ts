@@ -6,6 +6,7 @@ export {
   isRecord,
   parseCancelRequest,
   finalStatusEvent,
+  failedEnding,
   readTaskPayload,
   dispatchOperation,
   type CancelRequest,

@@ -3,12 +3,12 @@
  * TaskHandler, return the result. A transport only maps its wire onto these calls.
  */
 import type { CallContext, ClientOperationName, TaskFunction, TaskHandler } from './contracts.js';
-import { MethodNotFoundError, TaskNotFoundError, ValidationError } from './errors.js';
+import { MethodNotFoundError, TaskNotFoundError, ValidationError, type AgentError } from './errors.js';
 import { nowIso } from './ids.js';
 import { checkOptionNames } from './option-names.js';
-import type { TaskEvent, TaskStatusEvent } from './task-event.js';
+import type { RuntimeTaskEvent, TaskEvent, TaskStatusEvent } from './task-event.js';
 import { validateTask, type ValidateOptions } from './validate.js';
-import type { AgentCard, Task } from './wire.js';
+import type { AgentCard, JsonObject, Task } from './wire.js';
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -48,6 +48,18 @@ export function parseCancelRequest(body: unknown): CancelRequest {
 /** The status event that ends a stream: it carries the whole task. */
 export function finalStatusEvent(task: Task): TaskStatusEvent {
   return { type: 'task.status', task_id: task.id, state: task.state, final: true, timestamp: nowIso(), task };
+}
+
+/** The events that finish a stream the handler left open: one `task.error`, then the final `failed` status. */
+export function failedEnding(task: Task, error: AgentError): [RuntimeTaskEvent, TaskStatusEvent] {
+  const detail: JsonObject = { code: error.code, message: error.message };
+  if (error.data !== undefined) detail.data = error.data as JsonObject;
+  const failed: Task = { ...task, state: 'failed', metadata: { ...task.metadata, error: detail } };
+  const timestamp = nowIso();
+  return [
+    { type: 'task.error', task_id: task.id, timestamp, error: detail } as RuntimeTaskEvent,
+    { type: 'task.status', task_id: task.id, state: 'failed', final: true, timestamp, task: failed },
+  ];
 }
 
 /** Decodes a send_task payload: a Task, or `{task: Task}` as JSON-RPC and WebSocket frames carry it. */

@@ -95,6 +95,23 @@ export {
   type RunReportQuery,
 } from './store/run-store.js';
 export {
+  coordinationOf,
+  type TaskCoordination,
+  type CoordinatedStore,
+  type CancelRequest,
+  type TaskPlacement,
+  type TaskWatch,
+} from './store/task-coordination.js';
+export {
+  type ApprovalStore,
+  type ApprovalRecord,
+  type ApprovalState,
+  type ApprovalQuery,
+  type ApprovalDecisionInput,
+  type CreateApprovalOptions,
+} from './approvals/approval-store.js';
+export { actionHash, canonicalJson } from './approvals/action-hash.js';
+export {
   InMemoryRunStore,
   type InMemoryRunStoreOptions,
   type RunStoreOptions,

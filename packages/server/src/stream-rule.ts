@@ -1,28 +1,15 @@
 import {
   InternalError,
   isFinalEvent,
-  nowIso,
   type AgentError,
-  type JsonObject,
-  type RuntimeTaskEvent,
   type Task,
   type TaskEvent,
-  type TaskStatusEvent,
 } from '@agent/core';
+import { failedEnding } from '@agent/core/internal';
+
+export { failedEnding };
 
 export const MISSING_FINAL_MESSAGE = 'The task handler ended the stream without a final status';
-
-/** The events that finish a stream the handler left open: one `task.error`, then the final `failed` status. */
-export function failedEnding(task: Task, error: AgentError): [RuntimeTaskEvent, TaskStatusEvent] {
-  const detail: JsonObject = { code: error.code, message: error.message };
-  if (error.data !== undefined) detail.data = error.data as JsonObject;
-  const failed: Task = { ...task, state: 'failed', metadata: { ...task.metadata, error: detail } };
-  const timestamp = nowIso();
-  return [
-    { type: 'task.error', task_id: task.id, timestamp, error: detail } as RuntimeTaskEvent,
-    { type: 'task.status', task_id: task.id, state: 'failed', final: true, timestamp, task: failed },
-  ];
-}
 
 export interface StreamRuleHooks {
   /** Maps a failure to the error the caller sees (the error policy). */

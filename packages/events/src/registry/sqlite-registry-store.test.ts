@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createTask, UnavailableError, ValueError, type AgentCard } from '@agent/core';
 import { SQLITE_SCHEMA_VERSION, SqliteRunStore } from '../store/sqlite-run-store.js';
-import { describeRegistryStore } from '../test-support/registry-store-suite.js';
+import { describeRegistryStore } from '../testing/registry-store-suite.js';
 import { REGISTRY_SCHEMA_VERSION, SqliteRegistryStore } from './sqlite-registry-store.js';
 
 let dir: string;

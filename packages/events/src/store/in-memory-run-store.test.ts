@@ -1,7 +1,7 @@
 import { createTask, ValueError } from '@agent/core';
 import { RunRecorder } from '../run-recorder.js';
 import { completedRun, runContext } from '../test-support/fixtures.js';
-import { describeRunStore } from '../test-support/run-store-suite.js';
+import { describeRunStore } from '../testing/run-store-suite.js';
 import { InMemoryRunStore } from './in-memory-run-store.js';
 import { DEFAULT_OWNER } from './run-store.js';
 

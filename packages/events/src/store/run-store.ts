@@ -10,6 +10,7 @@ import {
   type TaskEvent,
 } from '@agent/core';
 import type { RunReport } from '../run-report.js';
+import type { TaskCoordination } from './task-coordination.js';
 
 /** Who a task belongs to. Records of one owner are invisible to every other owner. */
 export interface TaskOwner {
@@ -134,6 +135,8 @@ export interface RunStore {
   deleteBefore(isoTimestamp: string): Promise<number>;
   /** Releases the store; later calls reject. Idempotent. */
   close(): Promise<void> | void;
+  /** Present on a store several processes share: how each reaches the tasks the others run. */
+  readonly coordination?: TaskCoordination;
 }
 
 /** The indexed columns of a stored report. */

@@ -8,7 +8,7 @@ import { createTask, UnavailableError, ValueError } from '@agent/core';
 import { requireOptionalPeer } from '../optional-peer.js';
 import { RunRecorder } from '../run-recorder.js';
 import { completedRun } from '../test-support/fixtures.js';
-import { describeRunStore } from '../test-support/run-store-suite.js';
+import { describeRunStore } from '../testing/run-store-suite.js';
 import { DEFAULT_OWNER } from './run-store.js';
 import { SQLITE_SCHEMA_VERSION, SqliteRunStore } from './sqlite-run-store.js';
 
