@@ -1,10 +1,4 @@
-import {
-  InternalError,
-  isFinalEvent,
-  type AgentError,
-  type Task,
-  type TaskEvent,
-} from '@agent/core';
+import { InternalError, isFinalEvent, type AgentError, type Task, type TaskEvent } from '@agent/core';
 import { failedEnding } from '@agent/core/internal';
 
 export { failedEnding };

@@ -80,7 +80,11 @@ export interface ApprovalStore {
    * @throws ApprovalAlreadyDecidedError when it is no longer pending (decided or withdrawn).
    * @throws ApprovalActionMismatchError when `action_hash` is not the request's.
    */
-  decideApproval(owner: TaskOwner, requestId: string, decision: ApprovalDecisionInput): Promise<ApprovalRecord>;
+  decideApproval(
+    owner: TaskOwner,
+    requestId: string,
+    decision: ApprovalDecisionInput,
+  ): Promise<ApprovalRecord>;
   /**
    * Marks a pending request `withdrawn` (its run stopped waiting); returns the record as it now is,
    * or `null` for an unknown id. A request decided meanwhile keeps its decision.
