@@ -1,0 +1,2 @@
+// Public API of @agent/store-postgres: anything exported here is public.
+export {};
