@@ -112,6 +112,17 @@ export {
 } from './approvals/approval-store.js';
 export { actionHash, canonicalJson } from './approvals/action-hash.js';
 export {
+  InMemoryApprovalStore,
+  DEFAULT_MAX_APPROVAL_RECORDS,
+  type InMemoryApprovalStoreOptions,
+} from './approvals/in-memory-approval-store.js';
+export {
+  SqliteApprovalStore,
+  APPROVAL_SCHEMA_VERSION,
+  DEFAULT_APPROVAL_POLL_INTERVAL_MS,
+  type SqliteApprovalStoreOptions,
+} from './approvals/sqlite-approval-store.js';
+export {
   InMemoryRunStore,
   type InMemoryRunStoreOptions,
   type RunStoreOptions,
