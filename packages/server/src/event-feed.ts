@@ -1,4 +1,5 @@
 import { isFinalEvent, type AgentError, type TaskEvent } from '@agent/core';
+import type { RemoteFollow } from './remote-task.js';
 import type { LiveTask } from './task-ledger.js';
 
 /** Where a feed reads: a running task (from a sequence on), or a finished task's stored events. */
@@ -11,7 +12,9 @@ export type FeedSource =
       /** Stored events of a continued task's earlier runs after `after`, given before the live ones. */
       prefix?: TaskEvent[];
     }
-  | { stored: TaskEvent[] };
+  | { stored: TaskEvent[] }
+  /** A task another replica runs, read from the shared store as that replica logs its events. */
+  | { remote: RemoteFollow };
 
 export interface FeedHooks {
   /** Maps a failure to the error the caller sees (the error policy). */
@@ -68,13 +71,28 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
         this.finish();
         throw this.hooks.toWire(error);
       }
-      if (this.done) return DONE;
+      if (this.done) {
+        // Detached while it opened: a follow opened for nobody stops here.
+        if ('remote' in this.source) this.source.remote.close();
+        return DONE;
+      }
       if ('live' in this.source) this.cursor = Math.max(0, this.source.after - this.source.live.base);
     }
     const source = this.source;
     // A continued task has a final status per run: only the last one recorded ends the feed.
     if ('live' in source && source.prefix !== undefined && source.prefix.length > 0) {
       return this.give(source.prefix.shift()!, false);
+    }
+    if ('remote' in source) {
+      let step;
+      try {
+        step = await source.remote.next();
+      } catch (error) {
+        this.finish();
+        throw this.hooks.toWire(error);
+      }
+      if (step === null) return this.end();
+      return this.give(step.event, step.last);
     }
     if ('stored' in source) {
       const event = source.stored[this.cursor++];
@@ -117,6 +135,7 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
   private finish(): void {
     if (this.done) return;
     this.done = true;
+    if (this.source && 'remote' in this.source) this.source.remote.close();
     this.hooks.onEnd();
   }
 }

@@ -42,6 +42,7 @@ import { isTenantName, TENANT_RULE } from './tenant.js';
 import { failedEnding, TaskEventStream } from './stream-rule.js';
 import { parseGetTask, parseList, parseSubscribe, withHistory } from './task-queries.js';
 import { ledgerFor, type LiveTask, type TaskLedger } from './task-ledger.js';
+import { awaitRemoteRun, RemoteFollow } from './remote-task.js';
 
 export type ServerState = 'starting' | 'ready' | 'stopping';
 
@@ -292,7 +293,11 @@ export class ServerPipeline {
 
   private async submit(call: ServerCall, task: Task): Promise<Task> {
     const found = await this.tasks.lookup(call.owner, task.id);
-    if (found) return 'record' in found ? found.record.task : found.live.result;
+    if (found) {
+      if ('record' in found) return found.record.task;
+      if ('remote' in found) return this.awaitRemote(call, task.id);
+      return found.live.result;
+    }
     const { live, attached } = this.tasks.begin(call.owner, task);
     if (attached) return live.result;
     return this.runToEnd(call, live, task);
@@ -345,7 +350,7 @@ export class ServerPipeline {
   ): Promise<{ live: LiveTask; task: Task }> {
     const found = await this.tasks.lookup(call.owner, taskId);
     if (!found) throw taskNotFound(taskId);
-    if ('live' in found) throw stillRunning(taskId);
+    if (!('record' in found)) throw stillRunning(taskId);
     const stored = found.record.task;
     if (isTerminalState(stored.state)) {
       throw new UnsupportedOperationError(
@@ -365,6 +370,7 @@ export class ServerPipeline {
   private async runToEnd(call: ServerCall, live: LiveTask, task: Task): Promise<Task> {
     this.tasks.record(live, statusEvent(task, 'working'));
     const run = this.runCall(call, task.id);
+    this.cancelableFromElsewhere(live, run);
     try {
       let result: Task;
       try {
@@ -431,6 +437,7 @@ export class ServerPipeline {
       const found = await this.tasks.lookup(call.owner, taskId);
       if (!found) throw taskNotFound(taskId);
       if ('live' in found) return this.handler.cancelTask(taskId, reason, call.context());
+      if ('remote' in found) return this.cancelRemote(call, taskId, reason);
       const state = found.record.task.state;
       throw new TaskNotCancelableError(`Task ${taskId} has already finished`, {
         data: { task_id: taskId, state },
@@ -450,7 +457,12 @@ export class ServerPipeline {
     return this.track(call, 'get_task', async () => {
       const found = await this.tasks.lookup(call.owner, query.taskId);
       if (!found) throw taskNotFound(query.taskId);
-      const task = 'record' in found ? found.record.task : await this.liveTask(found.live, call);
+      const task =
+        'record' in found
+          ? found.record.task
+          : 'remote' in found
+            ? found.remote.task
+            : await this.liveTask(found.live, call);
       return withHistory(task, query.historyLength);
     });
   }
@@ -505,6 +517,7 @@ export class ServerPipeline {
       const found = await this.tasks.lookup(call.owner, query.taskId);
       if (!found) throw taskNotFound(query.taskId);
       if ('live' in found) return this.follow(call.owner, found.live, query.after);
+      if ('remote' in found) return { remote: this.followRemote(call.owner, query.taskId, query.after) };
       return { stored: await this.storedEvents(call.owner, query.taskId, query.after) };
     });
   }
@@ -539,6 +552,7 @@ export class ServerPipeline {
     return this.feed(call, 'stream_task', async () => {
       const found = await this.tasks.lookup(call.owner, task.id);
       if (found && 'record' in found) return { stored: await this.storedEvents(call.owner, task.id, 0) };
+      if (found && 'remote' in found) return { remote: this.followRemote(call.owner, task.id, 0) };
       if (found) return this.follow(call.owner, found.live, 0);
       const { live, attached } = this.tasks.begin(call.owner, task);
       if (!attached) void this.drive(call, live, task);
@@ -561,6 +575,7 @@ export class ServerPipeline {
   private async drive(call: ServerCall, live: LiveTask, task: Task): Promise<void> {
     const run = this.runCall(call, task.id);
     const ctx = run.context();
+    this.cancelableFromElsewhere(live, run);
     const events = new TaskEventStream(task, () => this.handler.handleTaskStreaming(task, ctx), {
       toWire: (error) => this.wireError(error, 'stream_task', call),
       onEnd: () => undefined,
@@ -596,6 +611,56 @@ export class ServerPipeline {
     });
     const prefix = earlier.map(({ sequence, event }) => ({ ...event, sequence }) as TaskEvent);
     return { live, after: live.base, starter: false, prefix };
+  }
+
+  /** A task another replica runs, followed through the shared store from `after`. */
+  private followRemote(owner: TaskOwner, taskId: string, after: number): RemoteFollow {
+    return new RemoteFollow(this.tasks.store, this.tasks.coordination!, owner, taskId, after);
+  }
+
+  /** A resubmission of a task another replica runs: the task once that run is over. */
+  private async awaitRemote(call: ServerCall, taskId: string): Promise<Task> {
+    const task = await awaitRemoteRun(
+      this.tasks.store,
+      this.tasks.coordination!,
+      call.owner,
+      taskId,
+      call.request.signal,
+    );
+    if (!task) throw taskNotFound(taskId);
+    return task;
+  }
+
+  /**
+   * A cancel for a task another replica runs: the request goes through the shared store to that
+   * replica, and the answer is the task as its run ended. A run that ended otherwise first (it
+   * completed, or stopped for input) was not canceled: TASK_NOT_CANCELABLE, like a finished task.
+   */
+  private async cancelRemote(call: ServerCall, taskId: string, reason: string | undefined): Promise<Task> {
+    const coordination = this.tasks.coordination!;
+    await coordination.requestCancel({
+      owner: { tenant: call.owner.tenant, principal_id: call.owner.principal_id },
+      task_id: taskId,
+      ...(reason === undefined ? {} : { reason }),
+    });
+    const task = await this.awaitRemote(call, taskId);
+    if (task.state === 'canceled') return task;
+    throw new TaskNotCancelableError(`Task ${taskId} has already finished`, {
+      data: { task_id: taskId, state: task.state },
+    });
+  }
+
+  /**
+   * A cancel that reaches this process from another replica (its caller asked there) goes to the
+   * handler under the run's own call, as a cancel by the task's owner.
+   */
+  private cancelableFromElsewhere(live: LiveTask, run: ServerCall): void {
+    if (!this.tasks.coordination) return;
+    live.onCancel((reason) => {
+      this.handler.cancelTask(live.taskId, reason, run.context()).catch(() => {
+        // Finished meanwhile: nothing left to cancel.
+      });
+    });
   }
 
   /** A finished task's stored events after `after`, each with the sequence the store gave it. */

@@ -1,5 +1,13 @@
 import { getDefaultLogger, type Logger, type Task, type TaskEvent, type TaskHandler } from '@agent/core';
-import { InMemoryRunStore, type RunStore, type TaskOwner, type TaskRecord } from '@agent/events';
+import {
+  coordinationOf,
+  InMemoryRunStore,
+  type RunStore,
+  type TaskCoordination,
+  type TaskOwner,
+  type TaskRecord,
+} from '@agent/events';
+import { isRunningState } from './remote-task.js';
 
 /**
  * One task the pipeline is running now: its events in memory, in order, as the store will have them.
@@ -15,6 +23,8 @@ export class LiveTask {
   earlyFailure: unknown;
   private ended = false;
   private wakers: (() => void)[] = [];
+  private canceler: ((reason: string | undefined) => void) | undefined;
+  private cancelAsked: { reason: string | undefined } | undefined;
   private resolveResult!: (task: Task) => void;
   /** The final task, once the final status is recorded and stored. */
   readonly result: Promise<Task>;
@@ -52,6 +62,24 @@ export class LiveTask {
     return new Promise<void>((resolve) => this.wakers.push(resolve));
   }
 
+  /**
+   * @internal How to cancel this run (the pipeline sets it once the handler runs it). A cancel asked
+   * for before then is passed on as soon as it is set.
+   */
+  onCancel(cancel: (reason: string | undefined) => void): void {
+    this.canceler = cancel;
+    const asked = this.cancelAsked;
+    this.cancelAsked = undefined;
+    if (asked && !this.ended) cancel(asked.reason);
+  }
+
+  /** @internal A cancel that reached this process from elsewhere (another replica's caller). */
+  cancel(reason: string | undefined): void {
+    if (this.ended) return;
+    if (this.canceler) this.canceler(reason);
+    else this.cancelAsked ??= { reason };
+  }
+
   /** @internal Numbers the event and keeps it; returns the sequenced copy. */
   add(event: TaskEvent): TaskEvent {
     const sequenced = { ...event, sequence: this.lastSequence + 1 } as TaskEvent;
@@ -82,8 +110,11 @@ export class LiveTask {
   }
 }
 
-/** Where a task of an owner stands: running here, stored, or unknown. */
-export type TaskLookup = { live: LiveTask } | { record: TaskRecord } | null;
+/**
+ * Where a task of an owner stands: running here, running on another replica that shares the store
+ * (`remote`: its latest stored snapshot), stored, or unknown.
+ */
+export type TaskLookup = { live: LiveTask } | { remote: TaskRecord } | { record: TaskRecord } | null;
 
 /**
  * The tasks of one store as the pipelines serving it see them: the ones running now (by owner and
@@ -97,11 +128,19 @@ export type TaskLookup = { live: LiveTask } | { record: TaskRecord } | null;
 export class TaskLedger {
   private readonly running = new Map<string, LiveTask>();
   private readonly writes = new WeakMap<LiveTask, TaskWrites>();
+  /** Present when replicas share the store: how this ledger reaches the tasks the others run. */
+  readonly coordination: TaskCoordination | undefined;
 
   constructor(
     readonly store: RunStore,
     private readonly logger: Logger = getDefaultLogger(),
-  ) {}
+  ) {
+    this.coordination = coordinationOf(store);
+    // One listener per store for this process's lifetime: the ledger lives as long as its store.
+    this.coordination?.onCancelRequest((request) =>
+      this.live(request.owner, request.task_id)?.cancel(request.reason),
+    );
+  }
 
   /** Tasks running now, of every owner. */
   get size(): number {
@@ -117,7 +156,16 @@ export class TaskLedger {
     const live = this.live(owner, taskId);
     if (live) return { live };
     const record = await this.store.getTaskRecord(taskId, owner);
-    if (record) return { record };
+    if (record) {
+      const coordination = this.coordination;
+      if (coordination && isRunningState(record.state)) {
+        const placement = await coordination.placement(owner, taskId);
+        if (placement === 'elsewhere') return { remote: record };
+        const local = this.live(owner, taskId);
+        if (local) return { live: local };
+      }
+      return { record };
+    }
     // It may have started while the store was asked.
     const started = this.live(owner, taskId);
     return started ? { live: started } : null;
@@ -134,8 +182,10 @@ export class TaskLedger {
     if (existing) return { live: existing, attached: true };
     const live = new LiveTask({ tenant: owner.tenant, principal_id: owner.principal_id }, task, base);
     this.running.set(key, live);
-    const writes = new TaskWrites(this.store, live, this.logger);
+    const writes = new TaskWrites(this.store, this.coordination, live, this.logger);
     this.writes.set(live, writes);
+    // Claimed before its first snapshot: no other replica ever sees it running with nobody on it.
+    writes.claim();
     writes.snapshot(task);
     return { live, attached: false };
   }
@@ -158,6 +208,7 @@ export class TaskLedger {
     live.end();
     const writes = this.writes.get(live);
     writes?.snapshot(live.task);
+    writes?.release();
     await writes?.idle();
     const key = taskKey(live.owner, live.taskId);
     if (this.running.get(key) === live) this.running.delete(key);
@@ -166,7 +217,7 @@ export class TaskLedger {
   }
 }
 
-type Write = { events: TaskEvent[] } | { snapshot: Task };
+type Write = { events: TaskEvent[] } | { snapshot: Task } | { claim: boolean };
 
 /**
  * One task's store writes, in the order they were made, one at a time. Events recorded while a write
@@ -179,9 +230,24 @@ class TaskWrites {
 
   constructor(
     private readonly store: RunStore,
+    private readonly coordination: TaskCoordination | undefined,
     private readonly live: LiveTask,
     private readonly logger: Logger,
   ) {}
+
+  /** Marks the task as running on this replica (a store shared by replicas only). */
+  claim(): void {
+    if (!this.coordination) return;
+    this.queue.push({ claim: true });
+    this.draining ??= this.drain();
+  }
+
+  /** The run is over here: after its final snapshot, the claim goes. */
+  release(): void {
+    if (!this.coordination) return;
+    this.queue.push({ claim: false });
+    this.draining ??= this.drain();
+  }
 
   snapshot(task: Task): void {
     // The waiting snapshot may sit before events queued after it: saving the newer task there still
@@ -209,12 +275,14 @@ class TaskWrites {
     await Promise.resolve();
     for (let write = this.queue.shift(); write; write = this.queue.shift()) {
       try {
-        if ('events' in write)
-          await this.store.appendTaskEvents(this.live.owner, this.live.taskId, write.events);
-        else await this.store.saveTaskSnapshot(write.snapshot, { owner: this.live.owner });
+        const { owner, taskId } = this.live;
+        if ('events' in write) await this.store.appendTaskEvents(owner, taskId, write.events);
+        else if ('snapshot' in write) await this.store.saveTaskSnapshot(write.snapshot, { owner });
+        else if (write.claim) await this.coordination!.claimTask(owner, taskId);
+        else await this.coordination!.releaseTask(owner, taskId);
       } catch (error) {
         // A store that fails must not fail the run or its caller: the answer is still the task's.
-        this.report(error, 'events' in write ? 'appendTaskEvents' : 'saveTaskSnapshot');
+        this.report(error, operationOf(write));
       }
     }
     this.draining = null;
@@ -227,6 +295,12 @@ class TaskWrites {
       // A failing logger changes nothing either.
     }
   }
+}
+
+function operationOf(write: Write): string {
+  if ('events' in write) return 'appendTaskEvents';
+  if ('snapshot' in write) return 'saveTaskSnapshot';
+  return write.claim ? 'claimTask' : 'releaseTask';
 }
 
 const ledgers = new WeakMap<RunStore, TaskLedger>();
