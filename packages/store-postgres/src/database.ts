@@ -1,5 +1,5 @@
 import { UnavailableError, ValueError } from '@agent/core';
-import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { Pool, type PoolClient, type PoolConfig, type QueryResult, type QueryResultRow } from 'pg';
 import { applyMigrations } from './schema/migrate.js';
 import { MIGRATIONS } from './schema/migrations.js';
 
@@ -69,20 +69,33 @@ export class PostgresDatabase {
     return this.migrated;
   }
 
+  /** One statement on a pooled connection, once the schema is current. */
+  async query<R extends QueryResultRow>(
+    text: string,
+    params: readonly unknown[] = [],
+  ): Promise<QueryResult<R>> {
+    await this.ready();
+    return this.pool.query<R>(text, params as unknown[]);
+  }
+
   /** Runs `work` in one transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when it throws. */
   async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     await this.ready();
     const client = await this.pool.connect();
+    // A connection that cannot even roll back is broken: it leaves the pool instead of going back.
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       const result = await work(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      await client.query('ROLLBACK').catch((rollback: unknown) => {
+        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+      });
       throw error;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 

@@ -1,0 +1,308 @@
+/**
+ * A RunStore in PostgreSQL: one database shared by every replica of an agent. Behaves as the SQLite
+ * run store of `@agent/events` does (the shared suite runs against both), with two additions for
+ * stores several processes write: an ending is final, and each write notifies the task's watchers.
+ */
+import { UnavailableError, type Task, type TaskEvent } from '@agent/core';
+import { checkOptionNames } from '@agent/core/internal';
+import {
+  RedactionPolicy,
+  RunReport,
+  type RunReportQuery,
+  type RunStore,
+  type RunStoreOptions,
+  type SaveTaskSnapshotOptions,
+  type StoredTaskEvent,
+  type TaskEventQuery,
+  type TaskOwner,
+  type TaskPage,
+  type TaskPageQuery,
+  type TaskRecord,
+  type TaskRecordQuery,
+} from '@agent/events';
+import type { PostgresDatabase } from '../database.js';
+import { postgresError } from '../errors.js';
+import { checkId, clockOf, ownerOf, retentionOf } from '../records/arguments.js';
+import {
+  eventQueryOf,
+  pageQueryOf,
+  pageTokenOf,
+  reportQueryOf,
+  taskQueryOf,
+} from '../records/task-queries.js';
+import { eventTextsOf, normalizeTimestamp, reportRowOf, taskRowOf } from '../records/task-rows.js';
+import { CONNECTION_OPTION_NAMES, databaseOf, type PostgresConnectionOptions } from '../store-database.js';
+import { SqlFilter } from '../sql-filter.js';
+import {
+  appendEventsIn,
+  lockTask,
+  saveSnapshotIn,
+  sweepExpired,
+  taskNotFound,
+  TERMINAL_SQL,
+} from './task-writes.js';
+
+export interface PostgresRunStoreOptions extends RunStoreOptions, PostgresConnectionOptions {}
+
+const OPTION_NAMES = [...CONNECTION_OPTION_NAMES, 'redactionPolicy', 'taskRetentionMs', 'now'];
+
+const TASK_SELECT = `SELECT tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name,
+  created_at, updated_at, task FROM agent_tasks`;
+
+interface TaskRow extends Omit<TaskRecord, 'task'> {
+  task: string;
+}
+
+function recordOf(row: TaskRow): TaskRecord {
+  return { ...row, task: JSON.parse(row.task) as Task };
+}
+
+export class PostgresRunStore implements RunStore {
+  readonly database: PostgresDatabase;
+  /** What is masked before anything is stored (`null`: raw data). */
+  readonly redactionPolicy: RedactionPolicy | null;
+  readonly #ownsDatabase: boolean;
+  readonly #retentionMs: number;
+  readonly #now: () => number;
+  #closed = false;
+
+  /**
+   * Opens no connection: the first call does (and brings the schema up to date).
+   * @throws ValueError for an unknown or bad option.
+   */
+  constructor(options: PostgresRunStoreOptions) {
+    checkOptionNames('PostgresRunStore', options, OPTION_NAMES);
+    this.#retentionMs = retentionOf(options.taskRetentionMs, Infinity);
+    this.#now = clockOf(options.now, 'PostgresRunStore');
+    this.redactionPolicy =
+      options.redactionPolicy === undefined ? RedactionPolicy.default() : options.redactionPolicy;
+    const { database, owned } = databaseOf(options, 'PostgresRunStore');
+    this.database = database;
+    this.#ownsDatabase = owned;
+  }
+
+  #open(): void {
+    if (this.#closed || this.database.isClosed) throw new UnavailableError('The run store is closed');
+  }
+
+  #error(error: unknown, operation: string): Error {
+    return postgresError(error, `PostgresRunStore.${operation}`, this.database.pool);
+  }
+
+  /** The retention cutoff, or null without `taskRetentionMs`. */
+  #cutoff(): string | null {
+    return this.#retentionMs === Infinity ? null : new Date(this.#now() - this.#retentionMs).toISOString();
+  }
+
+  /** Hides expired finished records that no write has deleted yet, so reads agree with the retention. */
+  #live(filter: SqlFilter, prefix = ''): void {
+    const cutoff = this.#cutoff();
+    if (cutoff !== null)
+      filter.add(
+        `NOT (${prefix}state IN (${TERMINAL_SQL}) AND ${prefix}updated_at < ${filter.param(cutoff)})`,
+      );
+  }
+
+  async saveTaskSnapshot(task: Task, options: SaveTaskSnapshotOptions = {}): Promise<void> {
+    try {
+      this.#open();
+      const row = taskRowOf(task, options, this.redactionPolicy, this.#now);
+      const cutoff = this.#cutoff();
+      await this.database.transaction(async (client) => {
+        await sweepExpired(client, cutoff);
+        await saveSnapshotIn(client, row, cutoff);
+      });
+    } catch (error) {
+      throw this.#error(error, 'saveTaskSnapshot');
+    }
+  }
+
+  async saveRunReport(report: RunReport): Promise<void> {
+    try {
+      this.#open();
+      const row = reportRowOf(report, this.redactionPolicy);
+      await this.database.query(
+        `INSERT INTO agent_run_reports (run_id, task_id, session_id, trace_id, agent_name, created_at, report)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (run_id) DO UPDATE SET
+           task_id = EXCLUDED.task_id, session_id = EXCLUDED.session_id, trace_id = EXCLUDED.trace_id,
+           agent_name = EXCLUDED.agent_name, created_at = EXCLUDED.created_at, report = EXCLUDED.report`,
+        [row.run_id, row.task_id, row.session_id, row.trace_id, row.agent_name, row.created_at, row.report],
+      );
+    } catch (error) {
+      throw this.#error(error, 'saveRunReport');
+    }
+  }
+
+  async getTaskRecord(taskId: string, owner?: TaskOwner): Promise<TaskRecord | null> {
+    try {
+      this.#open();
+      const who = ownerOf(owner);
+      checkId(taskId, 'taskId');
+      const filter = new SqlFilter().equal('tenant', who.tenant).equal('principal_id', who.principal_id);
+      filter.equal('task_id', taskId);
+      this.#live(filter);
+      const { rows } = await this.database.query<TaskRow>(`${TASK_SELECT} ${filter.where()}`, filter.params);
+      return rows[0] ? recordOf(rows[0]) : null;
+    } catch (error) {
+      throw this.#error(error, 'getTaskRecord');
+    }
+  }
+
+  async listTaskRecords(query?: TaskRecordQuery): Promise<TaskRecord[]> {
+    try {
+      this.#open();
+      const q = taskQueryOf(query);
+      const filter = new SqlFilter()
+        .equal('tenant', q.owner.tenant)
+        .equal('principal_id', q.owner.principal_id);
+      for (const column of ['session_id', 'state', 'run_id', 'trace_id', 'agent_name'] as const)
+        if (q[column] !== undefined) filter.equal(column, q[column]);
+      this.#live(filter);
+      const limit = filter.param(q.limit ?? null);
+      const { rows } = await this.database.query<TaskRow>(
+        `${TASK_SELECT} ${filter.where()} ORDER BY updated_at DESC, task_id ASC LIMIT ${limit}`,
+        filter.params,
+      );
+      return rows.map(recordOf);
+    } catch (error) {
+      throw this.#error(error, 'listTaskRecords');
+    }
+  }
+
+  async pageTaskRecords(query?: TaskPageQuery): Promise<TaskPage> {
+    try {
+      this.#open();
+      const q = pageQueryOf(query);
+      const filter = new SqlFilter()
+        .equal('tenant', q.owner.tenant)
+        .equal('principal_id', q.owner.principal_id);
+      if (q.session_id !== undefined) filter.equal('session_id', q.session_id);
+      if (q.state !== undefined) filter.equal('state', q.state);
+      if (q.after) {
+        const at = filter.param(q.after.updated_at);
+        filter.add(
+          `(updated_at < ${at} OR (updated_at = ${at} AND task_id > ${filter.param(q.after.task_id)}))`,
+        );
+      }
+      this.#live(filter);
+      // One row more than the page tells whether another page exists.
+      const limit = filter.param(q.page_size + 1);
+      const { rows } = await this.database.query<TaskRow>(
+        `${TASK_SELECT} ${filter.where()} ORDER BY updated_at DESC, task_id ASC LIMIT ${limit}`,
+        filter.params,
+      );
+      const records = rows.slice(0, q.page_size).map(recordOf);
+      return {
+        records,
+        next_page_token: rows.length > q.page_size ? pageTokenOf(q, records[records.length - 1]!) : '',
+      };
+    } catch (error) {
+      throw this.#error(error, 'pageTaskRecords');
+    }
+  }
+
+  /**
+   * Numbers the events after the log's last sequence under the task record's row lock, so appends
+   * from any number of processes get distinct, gap-free ranges.
+   * @throws TaskNotFoundError when the owner has no record of the task.
+   * @throws TaskNotCancelableError when the task has ended: its record is terminal and its log ends
+   * with a final `task.status`.
+   */
+  async appendTaskEvents(owner: TaskOwner, taskId: string, events: TaskEvent[]): Promise<number[]> {
+    try {
+      this.#open();
+      const who = ownerOf(owner);
+      checkId(taskId, 'taskId');
+      const texts = eventTextsOf(taskId, events, this.redactionPolicy);
+      const cutoff = this.#cutoff();
+      return await this.database.transaction(async (client) => {
+        await sweepExpired(client, cutoff);
+        const locked = await lockTask(client, who, taskId, cutoff);
+        if (!locked) throw taskNotFound(taskId);
+        return appendEventsIn(client, who, taskId, locked, texts);
+      });
+    } catch (error) {
+      throw this.#error(error, 'appendTaskEvents');
+    }
+  }
+
+  async listTaskEvents(owner: TaskOwner, taskId: string, query?: TaskEventQuery): Promise<StoredTaskEvent[]> {
+    try {
+      this.#open();
+      const who = ownerOf(owner);
+      checkId(taskId, 'taskId');
+      const q = eventQueryOf(query);
+      const filter = new SqlFilter().equal('e.tenant', who.tenant).equal('e.principal_id', who.principal_id);
+      filter.equal('e.task_id', taskId);
+      filter.add(`e.sequence > ${filter.param(q.after)}::bigint`);
+      const live = new SqlFilter(filter.params);
+      this.#live(live, 'r.');
+      if (live.clauses.length > 0)
+        filter.add(`EXISTS (SELECT 1 FROM agent_tasks r WHERE r.tenant = e.tenant AND r.principal_id = e.principal_id
+          AND r.task_id = e.task_id AND ${live.clauses.join(' AND ')})`);
+      const limit = filter.param(q.limit ?? null);
+      const { rows } = await this.database.query<{ sequence: number; event: string }>(
+        `SELECT e.sequence, e.event FROM agent_task_events e ${filter.where()} ORDER BY e.sequence LIMIT ${limit}`,
+        filter.params,
+      );
+      return rows.map((row) => ({ sequence: row.sequence, event: JSON.parse(row.event) as TaskEvent }));
+    } catch (error) {
+      throw this.#error(error, 'listTaskEvents');
+    }
+  }
+
+  async getRunReport(runId: string): Promise<RunReport | null> {
+    try {
+      this.#open();
+      checkId(runId, 'runId');
+      const { rows } = await this.database.query<{ report: string }>(
+        'SELECT report FROM agent_run_reports WHERE run_id = $1',
+        [runId],
+      );
+      return rows[0] ? RunReport.fromDict(JSON.parse(rows[0].report)) : null;
+    } catch (error) {
+      throw this.#error(error, 'getRunReport');
+    }
+  }
+
+  async listRunReports(query?: RunReportQuery): Promise<RunReport[]> {
+    try {
+      this.#open();
+      const q = reportQueryOf(query);
+      const filter = new SqlFilter();
+      for (const column of ['session_id', 'trace_id', 'agent_name', 'task_id'] as const)
+        if (q[column] !== undefined) filter.equal(column, q[column]);
+      const limit = filter.param(q.limit ?? null);
+      const { rows } = await this.database.query<{ report: string }>(
+        `SELECT report FROM agent_run_reports ${filter.where()} ORDER BY created_at DESC, run_id ASC LIMIT ${limit}`,
+        filter.params,
+      );
+      return rows.map((row) => RunReport.fromDict(JSON.parse(row.report)));
+    } catch (error) {
+      throw this.#error(error, 'listRunReports');
+    }
+  }
+
+  async deleteBefore(isoTimestamp: string): Promise<number> {
+    try {
+      this.#open();
+      const cutoff = normalizeTimestamp(isoTimestamp, 'deleteBefore timestamp');
+      return await this.database.transaction(async (client) => {
+        // The foreign key deletes each record's events with it.
+        const tasks = await client.query('DELETE FROM agent_tasks WHERE updated_at < $1', [cutoff]);
+        const reports = await client.query('DELETE FROM agent_run_reports WHERE created_at < $1', [cutoff]);
+        return (tasks.rowCount ?? 0) + (reports.rowCount ?? 0);
+      });
+    } catch (error) {
+      throw this.#error(error, 'deleteBefore');
+    }
+  }
+
+  /** Closes the database when the store opened it; a shared one stays open. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ownsDatabase) await this.database.close();
+  }
+}

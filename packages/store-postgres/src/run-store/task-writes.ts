@@ -1,0 +1,175 @@
+/**
+ * The writes of a task's record and event log, inside a transaction the caller holds. The public
+ * run store and the ending of a lost task (by another replica) go through these same functions, so
+ * the text stored and the notifications sent are the same whoever writes.
+ */
+import { TaskNotCancelableError, TaskNotFoundError, TERMINAL_TASK_STATES } from '@agent/core';
+import type { TaskOwner } from '@agent/events';
+import type { PoolClient } from 'pg';
+import type { TaskRow } from '../records/task-rows.js';
+
+/** The channel a task's writers notify at commit: `{"tenant","principal_id","task_id","sequence"}`. */
+export const TASK_EVENTS_CHANNEL = 'agent_task_events';
+
+/** The terminal states as an SQL list (constants, so no parameter is needed). */
+export const TERMINAL_SQL = TERMINAL_TASK_STATES.map((state) => `'${state}'`).join(', ');
+
+const KEY = 'tenant = $1 AND principal_id = $2 AND task_id = $3';
+
+export function isTerminal(state: string): boolean {
+  return (TERMINAL_TASK_STATES as readonly string[]).includes(state);
+}
+
+/** Wakes the watchers of a task (delivered when the transaction commits, dropped if it rolls back). */
+export async function notifyTask(
+  client: PoolClient,
+  owner: TaskOwner,
+  taskId: string,
+  sequence: number,
+): Promise<void> {
+  const payload = JSON.stringify({
+    tenant: owner.tenant,
+    principal_id: owner.principal_id,
+    task_id: taskId,
+    sequence,
+  });
+  await client.query('SELECT pg_notify($1, $2)', [TASK_EVENTS_CHANNEL, payload]);
+}
+
+/**
+ * Deletes finished records (with their events, by the foreign key) saved before `cutoff`. Rows
+ * another transaction holds are skipped, not waited for: a sweep never blocks a writer, and two
+ * sweeps never deadlock; what one skips the next write sweeps. Bounded per call.
+ */
+export async function sweepExpired(client: PoolClient, cutoff: string | null): Promise<void> {
+  if (cutoff === null) return;
+  await client.query(
+    `DELETE FROM agent_tasks WHERE (tenant, principal_id, task_id) IN (
+       SELECT tenant, principal_id, task_id FROM agent_tasks
+       WHERE state IN (${TERMINAL_SQL}) AND updated_at < $1
+       LIMIT 1000 FOR UPDATE SKIP LOCKED)`,
+    [cutoff],
+  );
+}
+
+/**
+ * Upserts a snapshot. A record whose state is terminal keeps its state, ids and task (an ending is
+ * final: a replica that lost the task cannot overwrite the ending another one wrote); only its
+ * `updated_at` moves, since retention counts from the last save. An expired record is replaced by a
+ * new one, with an empty log. Notifies with the log's last sequence.
+ */
+export async function saveSnapshotIn(client: PoolClient, row: TaskRow, cutoff: string | null): Promise<void> {
+  const c = row.columns;
+  const key = [c.tenant, c.principal_id, c.task_id];
+  if (cutoff !== null)
+    await client.query(
+      `DELETE FROM agent_tasks WHERE ${KEY} AND state IN (${TERMINAL_SQL}) AND updated_at < $4`,
+      [...key, cutoff],
+    );
+  // ON CONFLICT locks the existing row even when its WHERE refuses the update, so the follow-up
+  // below touches the row this statement saw.
+  const saved = await client.query<{ event_count: number }>(
+    `INSERT INTO agent_tasks AS t (tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name,
+                                   created_at, updated_at, task)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+     ON CONFLICT (tenant, principal_id, task_id) DO UPDATE SET
+       state = EXCLUDED.state, run_id = EXCLUDED.run_id, session_id = EXCLUDED.session_id,
+       trace_id = EXCLUDED.trace_id, agent_name = EXCLUDED.agent_name, created_at = EXCLUDED.created_at,
+       updated_at = EXCLUDED.updated_at, task = EXCLUDED.task
+       WHERE t.state NOT IN (${TERMINAL_SQL})
+     RETURNING event_count`,
+    [...key, c.state, c.run_id, c.session_id, c.trace_id, c.agent_name, c.created_at, c.updated_at, row.task],
+  );
+  let eventCount = saved.rows[0]?.event_count;
+  if (eventCount === undefined) {
+    const touched = await client.query<{ event_count: number }>(
+      `UPDATE agent_tasks SET updated_at = $4 WHERE ${KEY} RETURNING event_count`,
+      [...key, c.updated_at],
+    );
+    eventCount = touched.rows[0]?.event_count ?? 0;
+  }
+  await notifyTask(client, c, c.task_id, eventCount);
+}
+
+/** The locked record of a task: its state and the last sequence of its log. */
+export interface LockedTask {
+  state: string;
+  event_count: number;
+}
+
+/**
+ * Locks the owner's record of the task for the rest of the transaction (concurrent appends and
+ * endings queue behind it); `undefined` when there is none, or it expired before `cutoff`.
+ */
+export async function lockTask(
+  client: PoolClient,
+  owner: TaskOwner,
+  taskId: string,
+  cutoff: string | null,
+): Promise<LockedTask | undefined> {
+  const { rows } = await client.query<LockedTask & { expired: boolean }>(
+    `SELECT state, event_count,
+            (state IN (${TERMINAL_SQL}) AND updated_at < $4) IS TRUE AS expired
+     FROM agent_tasks WHERE ${KEY} FOR UPDATE`,
+    [owner.tenant, owner.principal_id, taskId, cutoff],
+  );
+  const row = rows[0];
+  return row && !row.expired ? { state: row.state, event_count: row.event_count } : undefined;
+}
+
+/**
+ * True when the log already ends with a final `task.status`. A record can turn terminal just before
+ * its final status is appended (a writer may save the final snapshot first); the log is closed only
+ * once that status is in it.
+ */
+async function logIsClosed(
+  client: PoolClient,
+  owner: TaskOwner,
+  taskId: string,
+  last: number,
+): Promise<boolean> {
+  if (last === 0) return false;
+  const { rows } = await client.query<{ closed: boolean }>(
+    `SELECT (e.event::jsonb ->> 'type') = 'task.status' AND (e.event::jsonb -> 'final') = 'true'::jsonb AS closed
+     FROM agent_task_events e WHERE ${KEY} AND sequence = $4`,
+    [owner.tenant, owner.principal_id, taskId, last],
+  );
+  return rows[0]?.closed === true;
+}
+
+/**
+ * Appends event texts to the log of a task locked by {@link lockTask}, numbered after its last
+ * sequence, and notifies with the new last one.
+ * @throws TaskNotCancelableError when the record is terminal and its log ends with a final status:
+ * the task is over, and its log takes no more events.
+ */
+export async function appendEventsIn(
+  client: PoolClient,
+  owner: TaskOwner,
+  taskId: string,
+  locked: LockedTask,
+  texts: readonly string[],
+): Promise<number[]> {
+  if (isTerminal(locked.state) && (await logIsClosed(client, owner, taskId, locked.event_count)))
+    throw new TaskNotCancelableError(`Task ${taskId} has ended (${locked.state}): its event log is closed`, {
+      data: { task_id: taskId, state: locked.state },
+    });
+  if (texts.length === 0) return [];
+  const first = locked.event_count + 1;
+  const key = [owner.tenant, owner.principal_id, taskId];
+  await client.query(
+    `INSERT INTO agent_task_events (tenant, principal_id, task_id, sequence, event)
+     SELECT $1, $2, $3, $4 + (ordinality::integer) - 1, event FROM unnest($5::text[]) WITH ORDINALITY AS e(event, ordinality)`,
+    [...key, first, texts],
+  );
+  const last = locked.event_count + texts.length;
+  await client.query(`UPDATE agent_tasks SET event_count = $4 WHERE ${KEY}`, [...key, last]);
+  locked.event_count = last;
+  await notifyTask(client, owner, taskId, last);
+  return texts.map((_, index) => first + index);
+}
+
+/** The error an append to a task the owner has no (live) record of gets. */
+export function taskNotFound(taskId: string): TaskNotFoundError {
+  return new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
+}
