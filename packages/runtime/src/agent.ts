@@ -28,7 +28,13 @@ import {
 } from '@agent/core';
 import { checkOptionNames, copyPlainData, isRecord, numberOption, optionNames } from '@agent/core/internal';
 import type { Authenticator } from '@agent/auth';
-import { DEFAULT_OWNER, type EventSink, type RunStore, type TaskOwner } from '@agent/events';
+import {
+  DEFAULT_OWNER,
+  type ApprovalStore,
+  type EventSink,
+  type RunStore,
+  type TaskOwner,
+} from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';
 import { authorizeAction, performAction, runTool, type ActionScope } from './authorize.js';
 import { BudgetTracker } from './budget-tracker.js';
@@ -76,8 +82,18 @@ export interface AgentOptions {
   credentials?: string;
   /** Capability policy, or its rule map. Default, by design: allow everything. */
   policy?: Policy | Record<string, 'allow' | 'deny' | 'require_approval' | boolean>;
-  /** Decides `require_approval` actions. Without one such actions fail with ApprovalRequiredError. */
+  /**
+   * Decides `require_approval` actions in process. Without one (and without `approvalStore`) such
+   * actions fail with ApprovalRequiredError.
+   */
   approvalHandler?: ApprovalHandler;
+  /**
+   * Durable approvals, for an agent without an `approvalHandler`: a run whose action needs approval
+   * files the request here (owned by the task's owner) and waits until a reviewer decides it, from
+   * any process sharing the store (e.g. over `approvalRoutes` of `@agent/transport-http`). Canceling
+   * the task withdraws the request. Actions outside a task (`callToolInContext`) still need a handler.
+   */
+  approvalStore?: ApprovalStore;
   /** Model for the built-in inference loop (the default `execute` when none is given). */
   llm?: LLM;
   /** System prompt of the built-in loop. */
@@ -129,6 +145,7 @@ const OPTION_NAMES = optionNames<AgentOptions>({
   credentials: true,
   policy: true,
   approvalHandler: true,
+  approvalStore: true,
   llm: true,
   instructions: true,
   runStore: true,
@@ -172,6 +189,7 @@ export class Agent implements TaskHandler {
   readonly outbound: Transport | null;
   readonly policy: Policy | null;
   readonly approvalHandler: ApprovalHandler | null;
+  readonly approvalStore: ApprovalStore | null;
   readonly llm: LLM | null;
   readonly instructions: string | null;
   readonly runStore: RunStore | null;
@@ -217,6 +235,7 @@ export class Agent implements TaskHandler {
     this.approvalHandler = options.approvalHandler ?? null;
     if (this.approvalHandler !== null && typeof this.approvalHandler !== 'function')
       throw new ValueError('approvalHandler must be a function');
+    this.approvalStore = approvalStoreOption(options.approvalStore);
     this.llm = options.llm ?? null;
     this.instructions = options.instructions ?? null;
     this.runStore = options.runStore ?? null;
@@ -244,6 +263,7 @@ export class Agent implements TaskHandler {
       name: this.name,
       policy: this.policy,
       approvalHandler: this.approvalHandler,
+      approvalStore: this.approvalStore,
       tools: this.tools,
       llm: this.llm,
       instructions: this.instructions,
@@ -722,6 +742,25 @@ function outboundOption(outbound: unknown): Transport | null {
 function addressOf(transport: Transport): string | undefined {
   const url = (transport as { url?: unknown }).url;
   return typeof url === 'string' && url !== '' ? url : undefined;
+}
+
+const APPROVAL_STORE_METHODS = [
+  'createApproval',
+  'getApproval',
+  'listApprovals',
+  'decideApproval',
+  'withdrawApproval',
+  'waitForDecision',
+  'close',
+] as const;
+
+/** The `approvalStore` option: anything with the ApprovalStore methods. */
+function approvalStoreOption(store: unknown): ApprovalStore | null {
+  if (store === undefined || store === null) return null;
+  if (!isRecord(store) || APPROVAL_STORE_METHODS.some((method) => typeof store[method] !== 'function')) {
+    throw new ValueError(`approvalStore must be an ApprovalStore (${APPROVAL_STORE_METHODS.join(', ')})`);
+  }
+  return store as unknown as ApprovalStore;
 }
 
 function isPolicy(value: unknown): value is Policy {

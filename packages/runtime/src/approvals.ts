@@ -1,5 +1,6 @@
 import { newId, nowIso, type ApprovalDecisionData, type ApprovalRequestData } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
+import type { ApprovalRecord } from '@agent/events';
 import type { RunAction } from './run-action.js';
 import type { RunContext } from './run-context.js';
 
@@ -22,6 +23,21 @@ export type ApprovalHandler = (
 
 export function createApprovalRequest(action: RunAction): ApprovalRequest {
   return { request_id: newId(), action: action.toDict(), created_at: nowIso() };
+}
+
+/**
+ * A stored request that is no longer pending, as the decision an approval handler would return. A
+ * withdrawn request (its run stopped waiting elsewhere) is no approval.
+ */
+export function decisionOfRecord(record: ApprovalRecord): ApprovalDecision {
+  const decision: ApprovalDecision = {
+    request_id: record.request_id,
+    approved: record.state === 'approved',
+    decided_by: record.decided_by,
+  };
+  if (record.reason !== null) decision.reason = record.reason;
+  else if (record.state === 'withdrawn') decision.reason = 'the request was withdrawn';
+  return decision;
 }
 
 /** An approving decision for `request`. */

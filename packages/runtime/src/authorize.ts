@@ -6,7 +6,14 @@ import {
   type JsonObject,
 } from '@agent/core';
 import { raceAbort } from '@agent/core/internal';
-import { createApprovalRequest, normalizeDecision, type ApprovalHandler } from './approvals.js';
+import type { ApprovalStore, TaskOwner } from '@agent/events';
+import {
+  createApprovalRequest,
+  decisionOfRecord,
+  normalizeDecision,
+  type ApprovalHandler,
+  type ApprovalRequest,
+} from './approvals.js';
 import type { BudgetTracker } from './budget-tracker.js';
 import { abortError, type CancellationToken } from './cancellation.js';
 import { evaluatePolicy, type Policy, type PolicyDecision } from './capability-policy.js';
@@ -26,6 +33,18 @@ export interface ActionScope {
   tracker?: BudgetTracker | null;
   /** Extra ids for every event of the action (e.g. `delegation_id`). */
   eventFields?: JsonObject;
+  /** Present inside a task whose agent has an approval store: where approvals wait without a handler. */
+  durableApprovals?: DurableApprovals | null;
+}
+
+/** Where a run files its approval requests and waits for a reviewer (the Agent's `approvalStore`). */
+export interface DurableApprovals {
+  store: ApprovalStore;
+  /** The task's owner: only its tenant and principal see and decide the request. */
+  owner: TaskOwner;
+  taskId: string;
+  /** A failure that must not change the run's outcome (withdrawing a request it stopped waiting for). */
+  reportError(error: unknown): void;
 }
 
 /**
@@ -63,37 +82,47 @@ export async function authorizeAction(action: RunAction, scope: ActionScope): Pr
     });
   }
   if (decision.outcome === 'require_approval') {
-    const request = createApprovalRequest(action);
-    await scope.emit({
-      type: 'approval.required',
-      ...ids,
-      action: actionData,
-      request,
-      summary: `approval required for ${action.name}`,
-    });
-    if (!scope.approvalHandler) throw ApprovalRequiredError.forRequest(request);
-    const handler = scope.approvalHandler;
+    let request = createApprovalRequest(action);
+    const durable = scope.approvalHandler ? null : (scope.durableApprovals ?? null);
     let answer: unknown;
-    try {
-      answer = await raceAbort(
-        Promise.resolve().then(() =>
-          handler(structuredClone(request), { signal: scope.token.signal, context: scope.context }),
-        ),
-        scope.token.signal,
-        abortError,
-      );
-    } catch (error) {
-      if (scope.token.isCancelled || error instanceof TaskCanceledError) throw error;
-      // An approver that crashes has not approved: fail closed.
-      const message = error instanceof Error ? error.message : String(error);
-      throw await denied(
-        action,
-        scope,
-        `Action "${action.name}" denied: approval handler failed: ${message}`,
-        {
-          decision: { ...decision },
-        },
-      );
+    if (durable) {
+      // The handler in process wins when both are set: the store is for runs nobody here can decide.
+      ({ request, answer } = await awaitDurableDecision(durable, request, scope, {
+        ...ids,
+        action: actionData,
+      }));
+    } else {
+      await scope.emit({
+        type: 'approval.required',
+        ...ids,
+        action: actionData,
+        request,
+        summary: `approval required for ${action.name}`,
+      });
+      if (!scope.approvalHandler) throw ApprovalRequiredError.forRequest(request);
+      const handler = scope.approvalHandler;
+      const asked = request;
+      try {
+        answer = await raceAbort(
+          Promise.resolve().then(() =>
+            handler(structuredClone(asked), { signal: scope.token.signal, context: scope.context }),
+          ),
+          scope.token.signal,
+          abortError,
+        );
+      } catch (error) {
+        if (scope.token.isCancelled || error instanceof TaskCanceledError) throw error;
+        // An approver that crashes has not approved: fail closed.
+        const message = error instanceof Error ? error.message : String(error);
+        throw await denied(
+          action,
+          scope,
+          `Action "${action.name}" denied: approval handler failed: ${message}`,
+          {
+            decision: { ...decision },
+          },
+        );
+      }
     }
     const { decision: approval, approved, reason } = normalizeDecision(request, answer);
     await scope.emit({
@@ -114,6 +143,48 @@ export async function authorizeAction(action: RunAction, scope: ActionScope): Pr
     scope.token.raiseIfCancelled();
   }
   return decision;
+}
+
+/**
+ * Files the request in the store, announces it (`approval.required`, its request carrying the
+ * `action_hash` a reviewer decides with) and parks until a reviewer decides it. A run that stops
+ * waiting (canceled, or the store failed) withdraws the request, so nobody approves an action no
+ * run will perform. Resolves with the request as announced and the decision in the shape an
+ * approval handler returns.
+ */
+async function awaitDurableDecision(
+  durable: DurableApprovals,
+  request: ApprovalRequest,
+  scope: ActionScope,
+  fields: JsonObject,
+): Promise<{ request: ApprovalRequest & { action_hash: string }; answer: unknown }> {
+  const { store, owner, taskId } = durable;
+  scope.token.raiseIfCancelled();
+  const record = await store.createApproval(owner, request, { taskId });
+  const announced = { ...request, action_hash: record.action_hash };
+  try {
+    await scope.emit({
+      type: 'approval.required',
+      ...fields,
+      request: announced,
+      summary: `approval required for ${request.action.name}`,
+    });
+    scope.token.raiseIfCancelled();
+    const decided = await raceAbort(
+      store.waitForDecision(owner, request.request_id, scope.token.signal),
+      scope.token.signal,
+      abortError,
+    );
+    return { request: announced, answer: decisionOfRecord(decided) };
+  } catch (error) {
+    const reason = scope.token.isCancelled ? (scope.token.reason ?? 'canceled') : 'the run stopped waiting';
+    try {
+      await store.withdrawApproval(owner, request.request_id, reason);
+    } catch (withdrawError) {
+      durable.reportError(withdrawError);
+    }
+    throw error;
+  }
 }
 
 async function denied(

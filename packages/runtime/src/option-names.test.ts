@@ -25,7 +25,7 @@ describe('unknown option names are a ValueError naming the accepted ones', () =>
     expect(
       thrown(() => new Agent({ card: { name: 'a' }, budgets: {}, onError: () => {} } as never)).message,
     ).toBe(
-      'Agent does not accept the options "budgets", "onError"; accepted: approvalHandler, authenticator, budget, card, ' +
+      'Agent does not accept the options "budgets", "onError"; accepted: approvalHandler, approvalStore, authenticator, budget, card, ' +
         'credentials, eventSink, execute, finishedTaskRetentionMs, instructions, llm, logger, maxSteps, ' +
         'onObserverError, outbound, policy, registry, runStore, streamBufferSize, tools, transport, verbosity, warningRatio',
     );

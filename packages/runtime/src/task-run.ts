@@ -21,7 +21,13 @@ import {
   snapshot,
   toWireError,
 } from '@agent/core/internal';
-import { RunRecorder, type EventSink, type RunStore, type TaskOwner } from '@agent/events';
+import {
+  RunRecorder,
+  type ApprovalStore,
+  type EventSink,
+  type RunStore,
+  type TaskOwner,
+} from '@agent/events';
 import type { ApprovalHandler } from './approvals.js';
 import { runTool, type ActionScope } from './authorize.js';
 import type { BudgetTracker } from './budget-tracker.js';
@@ -85,6 +91,8 @@ export interface RunHost {
   readonly name: string;
   readonly policy: Policy | null;
   readonly approvalHandler: ApprovalHandler | null;
+  /** Where approvals wait for a reviewer when there is no handler. */
+  readonly approvalStore: ApprovalStore | null;
   readonly tools: ToolRegistry;
   readonly llm: LLM | null;
   readonly instructions: string | null;
@@ -224,6 +232,14 @@ export class TaskRun implements ActiveTask {
       tracker: this.tracker,
       emit: (event) => this.emit(event),
       eventFields: fields,
+      durableApprovals: this.host.approvalStore
+        ? {
+            store: this.host.approvalStore,
+            owner: this.owner,
+            taskId: this.taskId,
+            reportError: (error) => this.host.reportObserverError(error, 'approvalStore'),
+          }
+        : null,
     };
   }
 

@@ -11,6 +11,7 @@ export {
   type JsonEndpointSpec,
 } from './json-endpoint.js';
 export { exchangeEndpoint, type ExchangeEndpointSpec, type ExchangeInput } from './exchange-endpoint.js';
+export { approvalRoutes, ApprovalRoutes, type ApprovalRoutesOptions } from './approval-routes.js';
 export { NodeBackend } from './node-backend.js';
 export { ExpressBackend, type ExpressBackendOptions } from './express-backend.js';
 export type { HttpResponseError } from './client.js';
