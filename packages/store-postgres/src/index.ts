@@ -1,2 +1,3 @@
 // Public API of @agent/store-postgres: anything exported here is public.
-export {};
+export { PostgresCoordination, type CoordinationState } from './coordination/postgres-coordination.js';
+export { type PostgresCoordinationOptions, type LostReplica, type LostTask } from './coordination/options.js';
