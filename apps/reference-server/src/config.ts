@@ -44,8 +44,12 @@ export interface ServerConfig {
   runStore: string;
   /** Bounds of the run store; an absent one is the store's own default. */
   runStoreLimits: RunStoreLimits;
-  /** What the demo agent's approval handler answers: `none` (no handler: approval-gated tools fail). */
-  approvals: 'none' | 'approve' | 'deny';
+  /**
+   * What the demo agent's approval handler answers: `none` (no handler: approval-gated tools fail),
+   * or `store`: no handler, the run waits in an approval store beside the run store until a reviewer
+   * decides over `/approvals` on the HTTP port.
+   */
+  approvals: 'none' | 'approve' | 'deny' | 'store';
   /** How long a stop lets in-flight tasks finish before canceling them (`server shutting down`), in ms. */
   stopGraceMs: number;
   /** The agent registry: the one this server serves, and the one its demo agent registers with. */
@@ -158,7 +162,7 @@ const FILE_SCHEMA = {
       additionalProperties: false,
       properties: { maxTasks: positive, maxBytes: positive, taskRetentionMs: positive },
     },
-    approvals: { enum: ['none', 'approve', 'deny'] },
+    approvals: { enum: ['none', 'approve', 'deny', 'store'] },
     stopGraceMs: { type: 'integer', minimum: 0 },
     registry: {
       type: 'object',
@@ -380,7 +384,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     runStore: env.AGENT_RUN_STORE || file.runStore || d.runStore,
     runStoreLimits: runStoreLimits(env, file.runStoreLimits ?? {}),
     approvals:
-      envEnum(env, 'AGENT_APPROVALS', ['none', 'approve', 'deny'] as const) ?? file.approvals ?? d.approvals,
+      envEnum(env, 'AGENT_APPROVALS', ['none', 'approve', 'deny', 'store'] as const) ??
+      file.approvals ??
+      d.approvals,
     stopGraceMs: grace ? Number(grace) : (file.stopGraceMs ?? d.stopGraceMs),
     registry: registryConfig(env, file.registry ?? {}),
   };

@@ -6,16 +6,19 @@ import { ValueError, type ApprovalDecisionData, type ApprovalRequestData, type T
 import { A2AServer } from '@agent/a2a';
 import { APIKeyAuth, BasicAuth, BearerTokenAuth, type Authenticator } from '@agent/auth';
 import {
+  InMemoryApprovalStore,
   InMemoryRegistryStore,
   InMemoryRunStore,
+  SqliteApprovalStore,
   SqliteRegistryStore,
   SqliteRunStore,
+  type ApprovalStore,
   type RegistryStore,
   type RunStore,
 } from '@agent/events';
 import { Registry } from '@agent/registry';
 import type { Agent, AgentRegistryOptions } from '@agent/runtime';
-import { HTTPTransport } from '@agent/transport-http';
+import { approvalRoutes, HTTPTransport } from '@agent/transport-http';
 import { SSETransport } from '@agent/transport-sse';
 import { WebSocketTransport } from '@agent/transport-ws';
 import { GRPCTransport } from '@agent/transport-grpc';
@@ -99,6 +102,15 @@ export function createRegistryStore(spec: string): RegistryStore {
 }
 
 /**
+ * Where the demo agent's runs wait for a reviewer (`approvals: store`): beside the tasks, so
+ * `sqlite:<path>` puts the requests in the same file, where every process opening it can decide them.
+ */
+export function createApprovalStore(spec: string): ApprovalStore {
+  if (spec === 'memory') return new InMemoryApprovalStore();
+  return new SqliteApprovalStore({ path: spec.slice('sqlite:'.length) });
+}
+
+/**
  * The Agent's `registry` option for `registry.url`. The key is presented as it is: the client-side
  * APIKeyAuth knows that one key, so it sends it and the registry decides.
  */
@@ -114,7 +126,7 @@ function registryMembership(config: RegistryConfig): AgentRegistryOptions | unde
 }
 
 function approvalHandler(mode: ServerConfig['approvals']) {
-  if (mode === 'none') return undefined;
+  if (mode === 'none' || mode === 'store') return undefined;
   return async (request: ApprovalRequestData): Promise<ApprovalDecisionData> => ({
     request_id: request.request_id,
     approved: mode === 'approve',
@@ -131,7 +143,9 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
   const runStore = createRunStore(config.runStore, config.runStoreLimits);
   let registryStore: RegistryStore | undefined;
   let registry: Registry | undefined;
+  let approvalStore: ApprovalStore | undefined;
   try {
+    if (config.approvals === 'store') approvalStore = createApprovalStore(config.runStore);
     if (config.registry.enabled) {
       registryStore = createRegistryStore(config.runStore);
       registry = new Registry({
@@ -142,6 +156,7 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     }
   } catch (error) {
     await registryStore?.close();
+    await approvalStore?.close();
     await runStore.close();
     throw error;
   }
@@ -154,12 +169,18 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
         replyAsMessage: (task) => tckScenarioOf(task) === 'tck-message-response',
       })
     : undefined;
-  const routes = [...(registry ? [registry] : []), ...(a2a ? [a2a] : [])];
+  const routes = [
+    ...(registry ? [registry] : []),
+    ...(a2a ? [a2a] : []),
+    ...(approvalStore ? [approvalRoutes(approvalStore)] : []),
+  ];
   const closeStores = async (): Promise<void> => {
     // Push deliveries still retrying end here, after the transports: no task feeds them any more.
     await a2a?.close();
     await registry?.close();
     await registryStore?.close();
+    // After the transports: a run still parked was canceled by their stop and withdrew its request.
+    await approvalStore?.close();
     await runStore.close();
   };
   const host = hostForUrl(config.host);
@@ -185,6 +206,7 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     runStore,
     authenticator,
     approvalHandler: approvalHandler(config.approvals),
+    ...(approvalStore ? { approvalStore } : {}),
     ...(membership ? { registry: membership } : {}),
   });
   const transports: Transport[] = [http, sse, ws, grpc];
