@@ -7,3 +7,6 @@ import { V1_STORES } from './v1-stores.js';
  * the next version.
  */
 export const MIGRATIONS: readonly Migration[] = [V1_STORES, COORDINATION_MIGRATION];
+
+/** The version the schema is at once every step above is applied. */
+export const POSTGRES_SCHEMA_VERSION: number = Math.max(...MIGRATIONS.map((migration) => migration.version));
