@@ -82,12 +82,16 @@ export class PostgresCoordination implements TaskCoordination {
 
   /**
    * Takes this replica's lease (after the schema is current), opens the LISTEN connection and
-   * starts renewing, polling and sweeping. Idempotent.
+   * starts renewing, polling and sweeping. Idempotent; after a rejection it may be called again.
    * @throws AlreadyExistsError when another replica holds a lease under the same `replicaId`.
    */
   start(): Promise<void> {
     if (this.#closed) return Promise.reject(new UnavailableError('The coordination is closed'));
-    this.#started ??= this.#start();
+    // A start that failed (the database was away) may be tried again.
+    this.#started ??= this.#start().catch((error: unknown) => {
+      this.#started = undefined;
+      throw error;
+    });
     return this.#started;
   }
 

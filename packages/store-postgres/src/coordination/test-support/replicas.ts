@@ -3,8 +3,11 @@ import { PostgresDatabase } from '../../database.js';
 import type { PostgresCoordinationOptions } from '../options.js';
 import { listenerApplicationName, PostgresCoordination } from '../postgres-coordination.js';
 
-/** Short enough to keep the tests quick; nothing asserts how long anything took. */
-export const FAST: PostgresCoordinationOptions = { leaseMs: 300, renewEveryMs: 100, pollIntervalMs: 100 };
+/**
+ * Short enough to keep the tests quick; nothing asserts how long anything took. The lease is many
+ * renewals long, so a replica on a busy machine is not declared lost by accident.
+ */
+export const FAST: PostgresCoordinationOptions = { leaseMs: 1500, renewEveryMs: 100, pollIntervalMs: 100 };
 
 export interface Replica {
   db: PostgresDatabase;
