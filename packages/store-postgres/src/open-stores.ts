@@ -40,7 +40,7 @@ export interface PostgresStores {
 export async function openPostgresStores(options: PostgresStoresOptions): Promise<PostgresStores> {
   const { runStore, registryStore, approvalStore, ...connection } = options;
   const database = new PostgresDatabase(connection);
-  let stores: Omit<PostgresStores, 'close'>;
+  let stores: Omit<PostgresStores, 'close'> | undefined;
   try {
     stores = {
       database,
@@ -49,19 +49,22 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
       approvalStore: new PostgresApprovalStore({ ...approvalStore, database }),
     };
     await database.ready();
+    await stores.runStore.coordination?.start();
   } catch (error) {
+    await stores?.runStore.coordination?.close();
     await database.close();
     throw postgresError(error, 'openPostgresStores', database.pool);
   }
   let closed: Promise<void> | undefined;
+  const opened = stores;
   return {
-    ...stores,
+    ...opened,
     close: () =>
       (closed ??= (async () => {
         await Promise.all([
-          stores.runStore.close(),
-          stores.registryStore.close(),
-          stores.approvalStore.close(),
+          opened.runStore.close(),
+          opened.registryStore.close(),
+          opened.approvalStore.close(),
         ]);
         await database.close();
       })()),

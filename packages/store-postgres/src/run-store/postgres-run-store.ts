@@ -20,6 +20,8 @@ import {
   type TaskRecord,
   type TaskRecordQuery,
 } from '@agent/events';
+import { PostgresCoordination } from '../coordination/postgres-coordination.js';
+import type { PostgresCoordinationOptions } from '../coordination/options.js';
 import type { PostgresDatabase } from '../database.js';
 import { postgresError } from '../errors.js';
 import { checkId, clockOf, ownerOf, retentionOf } from '../records/arguments.js';
@@ -42,9 +44,23 @@ import {
   TERMINAL_SQL,
 } from './task-writes.js';
 
-export interface PostgresRunStoreOptions extends RunStoreOptions, PostgresConnectionOptions {}
+export interface PostgresRunStoreOptions extends RunStoreOptions, PostgresConnectionOptions {
+  /**
+   * Set when several replicas share the database (`{}` for the defaults): the store then carries a
+   * {@link PostgresCoordination} (`coordination`), which the server pipeline uses to reach the
+   * tasks other replicas run. It must be started (`coordination.start()`, done by
+   * `openPostgresStores`) before the first task; `close()` closes it. Its redaction is the store's.
+   */
+  coordination?: Omit<PostgresCoordinationOptions, 'redactionPolicy'>;
+}
 
-const OPTION_NAMES = [...CONNECTION_OPTION_NAMES, 'redactionPolicy', 'taskRetentionMs', 'now'];
+const OPTION_NAMES = [
+  ...CONNECTION_OPTION_NAMES,
+  'redactionPolicy',
+  'taskRetentionMs',
+  'now',
+  'coordination',
+];
 
 const TASK_SELECT = `SELECT tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name,
   created_at, updated_at, task FROM agent_tasks`;
@@ -61,6 +77,8 @@ export class PostgresRunStore implements RunStore {
   readonly database: PostgresDatabase;
   /** What is masked before anything is stored (`null`: raw data). */
   readonly redactionPolicy: RedactionPolicy | null;
+  /** Present with the `coordination` option: how replicas sharing the database reach each other's tasks. */
+  readonly coordination?: PostgresCoordination;
   readonly #ownsDatabase: boolean;
   readonly #retentionMs: number;
   readonly #now: () => number;
@@ -79,6 +97,12 @@ export class PostgresRunStore implements RunStore {
     const { database, owned } = databaseOf(options, 'PostgresRunStore');
     this.database = database;
     this.#ownsDatabase = owned;
+    if (options.coordination !== undefined) {
+      this.coordination = new PostgresCoordination(database, {
+        ...options.coordination,
+        redactionPolicy: this.redactionPolicy,
+      });
+    }
   }
 
   #open(): void {
@@ -303,6 +327,8 @@ export class PostgresRunStore implements RunStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // Before the database: a coordination still holding claims leaves its lease to expire.
+    await this.coordination?.close();
     if (this.#ownsDatabase) await this.database.close();
   }
 }
