@@ -1,7 +1,7 @@
 /**
  * The calls of `waitForDecision` open in this process, by owner and request id. A store settles them
- * when it decides or withdraws a request itself; a store other processes write to also polls for the
- * requests waited on.
+ * when it decides or withdraws a request itself, and when a notification or a poll shows that
+ * another process did.
  */
 import type { ApprovalRecord, TaskOwner } from '@agent/events';
 import { approvalRecordOf, type StoredApproval } from '../records/approval-records.js';

@@ -274,7 +274,8 @@ export class PostgresApprovalStore implements ApprovalStore {
     const waiting = this.#waiters.wait(who, id, signal);
     this.#watch();
     // A decision committed between the read above and the wait's registration notified nobody.
-    void this.#reread(this.#waiters.requests().filter((w) => w.requestId === id));
+    const key = approvalKey(who, id);
+    void this.#reread(this.#waiters.requests().filter((w) => approvalKey(w.owner, w.requestId) === key));
     return waiting;
   }
 
