@@ -373,6 +373,14 @@ export class A2AOperations {
       }
       return FrameStream.only(new A2AStreamEncoder(task));
     }
+    if ('remote' in found) {
+      // Running on another replica: its stored snapshot, then what its log records after the
+      // events logged by now.
+      const logged = await this.pipeline.tasks.store.listTaskEvents(call.owner, id);
+      const after = logged.length === 0 ? 0 : logged[logged.length - 1]!.sequence;
+      const feed = this.pipeline.subscribe(call, { task_id: id, after });
+      return FrameStream.following(feed, new A2AStreamEncoder(found.remote.task));
+    }
     const live = found.live;
     // Snapshot and position taken together: every event after the snapshot follows it, once.
     const snapshot = structuredClone(live.task);
@@ -460,7 +468,12 @@ export class A2AOperations {
     if (this.followers.has(key)) return;
     const found = await this.pipeline.tasks.lookup(call.owner, taskId);
     if (!found) return;
-    const task = 'live' in found ? structuredClone(found.live.task) : found.record.task;
+    const task =
+      'live' in found
+        ? structuredClone(found.live.task)
+        : 'remote' in found
+          ? found.remote.task
+          : found.record.task;
     if (isTerminalState(task.state) && 'record' in found) return;
     const follower = this.pipeline.openOn(call, call.request);
     const after = fromStart || !('live' in found) ? 0 : found.live.lastSequence;
