@@ -56,6 +56,50 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ AGENT_JWT_LEEWAY_SECONDS: '-1' })).toThrow(/LEEWAY/);
   });
 
+  it('takes a PostgreSQL store from AGENT_STORE, with AGENT_RUN_STORE as its alias', () => {
+    const url = 'postgres://agent:s3cret@db.internal:5432/agents';
+    expect(loadConfig({ AGENT_STORE: url }).runStore).toBe(url);
+    expect(loadConfig({ AGENT_RUN_STORE: url }).runStore).toBe(url);
+    expect(loadConfig({ AGENT_STORE: 'memory', AGENT_RUN_STORE: url }).runStore).toBe('memory');
+    expect(loadConfig({ AGENT_STORE: 'postgresql://h/db' }).runStore).toBe('postgresql://h/db');
+    expect(
+      loadConfig({
+        AGENT_STORE: url,
+        AGENT_PG_POOL_MAX: '4',
+        AGENT_PG_STATEMENT_TIMEOUT_MS: '5000',
+        AGENT_REPLICA_LEASE_MS: '3000',
+      }).postgres,
+    ).toEqual({ poolMax: 4, statementTimeoutMs: 5000, leaseMs: 3000 });
+    expect(
+      loadConfig({ AGENT_STORE: url, AGENT_CONFIG: configFile('{"postgres": {"leaseMs": 900}}') }).postgres,
+    ).toEqual({
+      leaseMs: 900,
+    });
+  });
+
+  it('refuses PostgreSQL settings without a PostgreSQL store, and never echoes a connection string', () => {
+    expect(() => loadConfig({ AGENT_PG_POOL_MAX: '4' })).toThrow(/AGENT_PG_POOL_MAX .*AGENT_STORE=postgres/);
+    expect(() => loadConfig({ AGENT_STORE: 'sqlite:/tmp/x.db', AGENT_REPLICA_LEASE_MS: '900' })).toThrow(
+      /AGENT_REPLICA_LEASE_MS/,
+    );
+    expect(() => loadConfig({ AGENT_STORE: 'postgres://a:b@h/d', AGENT_PG_POOL_MAX: '0' })).toThrow(
+      /AGENT_PG_POOL_MAX/,
+    );
+    for (const env of [
+      { AGENT_STORE: 'mysql://agent:s3cret@h/db' },
+      { AGENT_STORE: 'postgres://agent:s3cret@h/db', AGENT_RUN_STORE_MAX_TASKS: '5' },
+    ]) {
+      let message = '';
+      try {
+        loadConfig(env);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/AGENT_(RUN_)?STORE/);
+      expect(message).not.toContain('s3cret');
+    }
+  });
+
   it('reads every JWT setting', () => {
     const config = loadConfig({
       AGENT_AUTH: 'bearer',

@@ -40,8 +40,13 @@ export interface ServerConfig {
    * network. Only with `a2a`.
    */
   a2aPushAllowPrivate: boolean;
-  /** `memory` or `sqlite:<path>`. */
+  /**
+   * `memory`, `sqlite:<path>`, or a `postgres://` (`postgresql://`) connection string: replicas
+   * started on one PostgreSQL share their tasks, approvals and registry.
+   */
   runStore: string;
+  /** PostgreSQL settings; only with a `postgres://` store. An absent one is the default. */
+  postgres: PostgresConfig;
   /** Bounds of the run store; an absent one is the store's own default. */
   runStoreLimits: RunStoreLimits;
   /**
@@ -76,6 +81,18 @@ export interface RegistryConfig {
   heartbeatMs?: number;
 }
 
+export interface PostgresConfig {
+  /** Most connections of this replica's pool. Default 10. */
+  poolMax?: number;
+  /** Longest a statement may run, in ms. Default 30,000. */
+  statementTimeoutMs?: number;
+  /**
+   * How long this replica counts as alive after its last lease renewal, in ms; once it is over,
+   * another replica finishes its unfinished tasks `failed` (REPLICA_LOST). Default 15,000.
+   */
+  leaseMs?: number;
+}
+
 /**
  * How much the run store keeps. Every task the server answers is recorded there (get, list,
  * subscribe and resubmission read it back), so these bound the memory a busy server holds.
@@ -103,6 +120,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   a2a: false,
   a2aPushAllowPrivate: false,
   runStore: 'memory',
+  postgres: {},
   runStoreLimits: {},
   approvals: 'none',
   stopGraceMs: 10_000,
@@ -114,6 +132,7 @@ const positive = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER
 /** The longest delay a Node timer keeps; a longer one would fire at once, every millisecond. */
 const MAX_TIMER_MS = 2_147_483_647;
 const HTTP_URL_PATTERN = '^https?://';
+const STORE_PATTERN = '^(memory|sqlite:.+|postgres(ql)?://.+)$';
 /** The server pipeline's tenant rule, so a listed tenant is one a call can name. */
 const TENANT_LISTS = {
   type: 'object',
@@ -156,7 +175,12 @@ const FILE_SCHEMA = {
     },
     a2a: { type: 'boolean' },
     a2aPushAllowPrivate: { type: 'boolean' },
-    runStore: { type: 'string', pattern: '^(memory|sqlite:.+)$' },
+    runStore: { type: 'string', pattern: STORE_PATTERN },
+    postgres: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { poolMax: positive, statementTimeoutMs: positive, leaseMs: positive },
+    },
     runStoreLimits: {
       type: 'object',
       additionalProperties: false,
@@ -187,6 +211,7 @@ type FileConfig = {
   a2a?: boolean;
   a2aPushAllowPrivate?: boolean;
   runStore?: string;
+  postgres?: PostgresConfig;
   runStoreLimits?: RunStoreLimits;
   approvals?: ServerConfig['approvals'];
   stopGraceMs?: number;
@@ -381,7 +406,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
         : (file.a2a ?? d.a2a),
     a2aPushAllowPrivate:
       envFlag(env, 'AGENT_A2A_PUSH_ALLOW_PRIVATE') ?? file.a2aPushAllowPrivate ?? d.a2aPushAllowPrivate,
-    runStore: env.AGENT_RUN_STORE || file.runStore || d.runStore,
+    runStore: env.AGENT_STORE || env.AGENT_RUN_STORE || file.runStore || d.runStore,
+    postgres: postgresConfig(env, file.postgres ?? {}),
     runStoreLimits: runStoreLimits(env, file.runStoreLimits ?? {}),
     approvals:
       envEnum(env, 'AGENT_APPROVALS', ['none', 'approve', 'deny', 'store'] as const) ??
@@ -390,14 +416,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     stopGraceMs: grace ? Number(grace) : (file.stopGraceMs ?? d.stopGraceMs),
     registry: registryConfig(env, file.registry ?? {}),
   };
-  if (!/^(memory|sqlite:.+)$/.test(config.runStore)) {
-    throw new ValueError(`Invalid AGENT_RUN_STORE: ${config.runStore} (expected memory or sqlite:<path>)`);
+  if (!new RegExp(STORE_PATTERN).test(config.runStore)) {
+    // Not echoed: a mistyped connection string may still carry a password.
+    throw new ValueError(
+      'Invalid AGENT_STORE (AGENT_RUN_STORE, runStore): expected memory, sqlite:<path> or postgres://…',
+    );
+  }
+  if (!isPostgresStore(config.runStore)) {
+    for (const [field, variable] of POSTGRES_VARIABLES) {
+      if (config.postgres[field] !== undefined)
+        throw new ValueError(
+          `${variable} (postgres.${field}) configures a PostgreSQL store; set AGENT_STORE=postgres://… to use one`,
+        );
+    }
   }
   if (config.runStore !== 'memory') {
     for (const [field, variable] of MEMORY_ONLY_LIMITS) {
       if (config.runStoreLimits[field] !== undefined)
         throw new ValueError(
-          `${variable} (runStoreLimits.${field}) bounds the memory run store only; with AGENT_RUN_STORE=${config.runStore} set AGENT_RUN_STORE_RETENTION_MS instead`,
+          `${variable} (runStoreLimits.${field}) bounds the memory run store only; with ${storeKind(config.runStore)} set AGENT_RUN_STORE_RETENTION_MS instead`,
         );
     }
   }
@@ -482,6 +519,32 @@ function registryConfig(env: NodeJS.ProcessEnv, file: Partial<RegistryConfig>): 
       );
   }
   return registry;
+}
+
+/** How a message names the store without its connection string (which may carry a password). */
+function storeKind(spec: string): string {
+  if (isPostgresStore(spec)) return 'a PostgreSQL store';
+  return `AGENT_RUN_STORE=${spec}`;
+}
+
+/** True for a `postgres://` or `postgresql://` store. */
+export function isPostgresStore(spec: string): boolean {
+  return /^postgres(ql)?:\/\//.test(spec);
+}
+
+const POSTGRES_VARIABLES: [keyof PostgresConfig, string][] = [
+  ['poolMax', 'AGENT_PG_POOL_MAX'],
+  ['statementTimeoutMs', 'AGENT_PG_STATEMENT_TIMEOUT_MS'],
+  ['leaseMs', 'AGENT_REPLICA_LEASE_MS'],
+];
+
+function postgresConfig(env: NodeJS.ProcessEnv, file: PostgresConfig): PostgresConfig {
+  const postgres: PostgresConfig = {};
+  for (const [field, variable] of POSTGRES_VARIABLES) {
+    const value = envCount(env, variable) ?? file[field];
+    if (value !== undefined) postgres[field] = value;
+  }
+  return postgres;
 }
 
 const LIMIT_VARIABLES: [keyof RunStoreLimits, string][] = [

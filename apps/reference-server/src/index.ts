@@ -9,13 +9,16 @@ export {
   type AuthMode,
   type RunStoreLimits,
   type RegistryConfig,
+  type PostgresConfig,
 } from './config.js';
 export {
   startReferenceServer,
   createAuthenticator,
   createRunStore,
   createRegistryStore,
+  createApprovalStore,
   type ReferenceServer,
+  type StartOptions,
   type ReferenceServerUrls,
 } from './server.js';
 export {
@@ -30,3 +33,4 @@ export {
   MAX_STREAM_CHUNKS,
 } from './demo-agent.js';
 export { createDemoHandler } from './demo-handler.js';
+export { openStores, type ServerStores, type OpenStoresOptions } from './stores.js';

@@ -30,13 +30,18 @@ process.on('SIGTERM', () => {});
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const server = await startReferenceServer(config);
+  const server = await startReferenceServer(config, {
+    onLostReplica: (lost) =>
+      log({ event: 'replica_lost', replica_id: lost.replica_id, tasks: lost.tasks.length }),
+  });
   log({ event: 'listening', ...server.urls, auth: config.auth.mode, backend: config.httpBackend });
-  const signal = await stopRequested;
-  log({ event: 'stopping', signal });
+  // A replica whose lease ran out has had its tasks finished by the others: it stops and exits 1,
+  // so whatever supervises it starts a fresh one.
+  const reason = await Promise.race([stopRequested, server.lost.then(() => 'lease lost' as const)]);
+  log({ event: 'stopping', ...(reason === 'lease lost' ? { reason } : { signal: reason }) });
   await server.stop();
   log({ event: 'stopped' });
-  process.exit(0);
+  process.exit(reason === 'lease lost' ? 1 : 0);
 }
 
 main().catch(fail);

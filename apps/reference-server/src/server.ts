@@ -2,30 +2,23 @@
  * Assembles the reference server: one demo agent bound to every transport, so a task started on one
  * transport can be canceled from another.
  */
-import { ValueError, type ApprovalDecisionData, type ApprovalRequestData, type Transport } from '@agent/core';
+import { type ApprovalDecisionData, type ApprovalRequestData, type Transport } from '@agent/core';
 import { A2AServer } from '@agent/a2a';
 import { APIKeyAuth, BasicAuth, BearerTokenAuth, type Authenticator } from '@agent/auth';
-import {
-  InMemoryApprovalStore,
-  InMemoryRegistryStore,
-  InMemoryRunStore,
-  SqliteApprovalStore,
-  SqliteRegistryStore,
-  SqliteRunStore,
-  type ApprovalStore,
-  type RegistryStore,
-  type RunStore,
-} from '@agent/events';
 import { Registry } from '@agent/registry';
 import type { Agent, AgentRegistryOptions } from '@agent/runtime';
 import { approvalRoutes, HTTPTransport } from '@agent/transport-http';
 import { SSETransport } from '@agent/transport-sse';
 import { WebSocketTransport } from '@agent/transport-ws';
 import { GRPCTransport } from '@agent/transport-grpc';
-import type { RegistryConfig, RunStoreLimits, ServerConfig } from './config.js';
+import type { RegistryConfig, ServerConfig } from './config.js';
 import { createDemoAgent } from './demo-agent.js';
 import { createDemoHandler } from './demo-handler.js';
+import type { LostReplica } from '@agent/store-postgres';
+import { openStores } from './stores.js';
 import { tckScenarioOf } from './tck-scenarios.js';
+
+export { createApprovalStore, createRegistryStore, createRunStore } from './stores.js';
 
 export interface ReferenceServerUrls {
   http: string;
@@ -49,6 +42,11 @@ export interface ReferenceServer {
    * stores. Idempotent.
    */
   stop(): Promise<void>;
+  /**
+   * Resolves if this replica finds its own lease gone (a PostgreSQL store): the other replicas
+   * have finished its tasks `failed` (REPLICA_LOST), so it must stop. Never resolves otherwise.
+   */
+  readonly lost: Promise<void>;
 }
 
 export function createAuthenticator(config: ServerConfig): Authenticator | undefined {
@@ -80,37 +78,6 @@ function tenantsOption(tenants: Record<string, string[]>): { tenants?: Record<st
 }
 
 /**
- * The run store `spec` (`memory` or `sqlite:<path>`) names, within `limits`. The server pipeline
- * records every task the agent serves there, so it is also what get, list, subscribe and a
- * resubmitted id read back.
- */
-export function createRunStore(spec: string, limits: RunStoreLimits = {}): RunStore {
-  if (spec === 'memory') return new InMemoryRunStore({ ...limits });
-  if (limits.maxTasks !== undefined || limits.maxBytes !== undefined)
-    throw new ValueError('maxTasks and maxBytes bound the memory run store only');
-  const retention = limits.taskRetentionMs === undefined ? {} : { taskRetentionMs: limits.taskRetentionMs };
-  return new SqliteRunStore({ path: spec.slice('sqlite:'.length), ...retention });
-}
-
-/**
- * Where the registry this server serves keeps its entries: beside the tasks, so `sqlite:<path>`
- * puts them in the same file (they then outlive a restart until their TTL runs out).
- */
-export function createRegistryStore(spec: string): RegistryStore {
-  if (spec === 'memory') return new InMemoryRegistryStore();
-  return new SqliteRegistryStore({ path: spec.slice('sqlite:'.length) });
-}
-
-/**
- * Where the demo agent's runs wait for a reviewer (`approvals: store`): beside the tasks, so
- * `sqlite:<path>` puts the requests in the same file, where every process opening it can decide them.
- */
-export function createApprovalStore(spec: string): ApprovalStore {
-  if (spec === 'memory') return new InMemoryApprovalStore();
-  return new SqliteApprovalStore({ path: spec.slice('sqlite:'.length) });
-}
-
-/**
  * The Agent's `registry` option for `registry.url`. The key is presented as it is: the client-side
  * APIKeyAuth knows that one key, so it sends it and the registry decides.
  */
@@ -138,16 +105,28 @@ function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-export async function startReferenceServer(config: ServerConfig): Promise<ReferenceServer> {
+export interface StartOptions {
+  /** Told about each lost replica whose tasks this replica finished (PostgreSQL), for the log. */
+  onLostReplica?: (lost: LostReplica) => void;
+}
+
+export async function startReferenceServer(
+  config: ServerConfig,
+  options: StartOptions = {},
+): Promise<ReferenceServer> {
   const authenticator = createAuthenticator(config);
-  const runStore = createRunStore(config.runStore, config.runStoreLimits);
-  let registryStore: RegistryStore | undefined;
+  const stores = await openStores({
+    spec: config.runStore,
+    limits: config.runStoreLimits,
+    postgres: config.postgres,
+    registry: config.registry.enabled,
+    approvals: config.approvals === 'store',
+    onLostReplica: (lost) => options.onLostReplica?.(lost),
+  });
+  const { runStore, registryStore, approvalStore } = stores;
   let registry: Registry | undefined;
-  let approvalStore: ApprovalStore | undefined;
   try {
-    if (config.approvals === 'store') approvalStore = createApprovalStore(config.runStore);
-    if (config.registry.enabled) {
-      registryStore = createRegistryStore(config.runStore);
+    if (registryStore) {
       registry = new Registry({
         store: registryStore,
         ...(config.registry.ttlMs === undefined ? {} : { ttlMs: config.registry.ttlMs }),
@@ -155,9 +134,7 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
       });
     }
   } catch (error) {
-    await registryStore?.close();
-    await approvalStore?.close();
-    await runStore.close();
+    await stores.close();
     throw error;
   }
   // Beside the native routes, over the same pipeline: an A2A call and a native one see the same
@@ -178,10 +155,8 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     // Push deliveries still retrying end here, after the transports: no task feeds them any more.
     await a2a?.close();
     await registry?.close();
-    await registryStore?.close();
     // After the transports: a run still parked was canceled by their stop and withdrew its request.
-    await approvalStore?.close();
-    await runStore.close();
+    await stores.close();
   };
   const host = hostForUrl(config.host);
   const { stopGraceMs } = config;
@@ -237,6 +212,7 @@ export async function startReferenceServer(config: ServerConfig): Promise<Refere
     urls: { http: http.url, sse: sse.url, ws: ws.url, grpc: grpc.url },
     registry,
     a2a,
+    lost: stores.lost,
     stop() {
       // Leave the registry first, so nobody discovers a server that is draining; then each transport
       // stops in two phases: readiness turns `stopping` and new calls are refused, in-flight tasks
