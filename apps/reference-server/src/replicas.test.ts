@@ -8,6 +8,7 @@ import { APIKeyAuth } from '@agent/auth';
 import type { ApprovalRecord } from '@agent/events';
 import { startTestPostgres, type TestPostgres } from '@agent/store-postgres/testing';
 import { HTTPTransport } from '@agent/transport-http';
+import { Client } from 'pg';
 import { startServerProcess, type ServerProcess } from './test-support/server-process.js';
 
 jest.setTimeout(120_000);
@@ -24,8 +25,16 @@ beforeAll(async () => {
 afterAll(() => postgres?.stop());
 
 async function replicas(count: number, extra: Record<string, string> = {}): Promise<ServerProcess[]> {
+  return replicasOn(await postgres.createDatabase(), count, extra);
+}
+
+async function replicasOn(
+  database: string,
+  count: number,
+  extra: Record<string, string> = {},
+): Promise<ServerProcess[]> {
   const env = {
-    AGENT_STORE: await postgres.createDatabase(),
+    AGENT_STORE: database,
     AGENT_AUTH: 'apikey',
     AGENT_API_KEYS: `${ALICE_KEY},${BOB_KEY}`,
     AGENT_APPROVALS: 'store',
@@ -230,6 +239,20 @@ describe('replicas on one PostgreSQL', () => {
     } finally {
       await stopAll(servers);
     }
+  });
+
+  it('a replica that finds its own lease gone stops and exits 1', async () => {
+    const database = await postgres.createDatabase();
+    const [server] = await replicasOn(database, 1, { AGENT_REPLICA_LEASE_MS: '1500' });
+    // What a long pause or a partition looks like from the outside: the lease row is gone.
+    const admin = new Client({ connectionString: database });
+    await admin.connect();
+    try {
+      await admin.query('DELETE FROM agent_replicas');
+    } finally {
+      await admin.end();
+    }
+    expect(await server!.exited).toBe(1);
   });
 
   it(`load: tasks round-robin over 3 replicas, a fifth canceled from another: each ends once, none lost`, async () => {
