@@ -20,21 +20,23 @@ import { postgresError } from '../errors.js';
 import {
   approvalNotFound,
   approvalQueryOf,
+  approvalKey,
   approvalRecordOf,
   approverOf,
   checkDecidable,
+  clockOf,
   decisionOf,
+  DecisionWaiters,
+  isoAt,
   newApprovalOf,
   requestIdOf,
   storedApprovalOf,
   withdrawReasonOf,
   type StoredApproval,
-} from '../records/approval-records.js';
-import { clockOf } from '../records/arguments.js';
-import { isoAt } from '../records/registry-entries.js';
+  type WaitedRequest,
+} from '@agent/events/internal';
 import { SqlFilter } from '../sql-filter.js';
 import { CONNECTION_OPTION_NAMES, databaseOf, type PostgresConnectionOptions } from '../store-database.js';
-import { approvalKey, DecisionWaiters, type WaitedRequest } from './decision-waiters.js';
 
 /** The channel a decision or withdrawal notifies at commit: `{"request_id","tenant","principal_id"}`. */
 export const APPROVALS_CHANNEL = 'agent_approvals';

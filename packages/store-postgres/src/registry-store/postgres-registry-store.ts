@@ -17,20 +17,21 @@ import type {
 } from '@agent/events';
 import type { PostgresDatabase } from '../database.js';
 import { postgresError } from '../errors.js';
-import { clockOf, registrantOf } from '../records/arguments.js';
 import {
+  clockOf,
   createOptionsOf,
   entryOf,
   isoAt,
   nameOf,
   pageOf,
+  registrantOf,
   registryQueryOf,
   renewalAt,
   storedCardOf,
   tenantOf,
   ttlOf,
-  type EntryRow,
-} from '../records/registry-entries.js';
+  type EntryFields as EntryRow,
+} from '@agent/events/internal';
 import { SqlFilter } from '../sql-filter.js';
 import { CONNECTION_OPTION_NAMES, databaseOf, type PostgresConnectionOptions } from '../store-database.js';
 

@@ -24,15 +24,21 @@ import { PostgresCoordination } from '../coordination/postgres-coordination.js';
 import type { PostgresCoordinationOptions } from '../coordination/options.js';
 import type { PostgresDatabase } from '../database.js';
 import { postgresError } from '../errors.js';
-import { checkId, clockOf, ownerOf, retentionOf } from '../records/arguments.js';
 import {
+  checkId,
+  clockOf,
   eventQueryOf,
+  eventTextsOf,
+  normalizeTimestamp,
+  ownerOf,
   pageQueryOf,
   pageTokenOf,
   reportQueryOf,
+  reportTextRowOf,
+  retentionOf,
   taskQueryOf,
-} from '../records/task-queries.js';
-import { eventTextsOf, normalizeTimestamp, reportRowOf, taskRowOf } from '../records/task-rows.js';
+  taskRowOf,
+} from '@agent/events/internal';
 import { CONNECTION_OPTION_NAMES, databaseOf, type PostgresConnectionOptions } from '../store-database.js';
 import { SqlFilter } from '../sql-filter.js';
 import {
@@ -144,14 +150,14 @@ export class PostgresRunStore implements RunStore {
   async saveRunReport(report: RunReport): Promise<void> {
     try {
       this.#open();
-      const row = reportRowOf(report, this.redactionPolicy);
+      const { columns: c, report: text } = reportTextRowOf(report, this.redactionPolicy);
       await this.database.query(
         `INSERT INTO agent_run_reports (run_id, task_id, session_id, trace_id, agent_name, created_at, report)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (run_id) DO UPDATE SET
            task_id = EXCLUDED.task_id, session_id = EXCLUDED.session_id, trace_id = EXCLUDED.trace_id,
            agent_name = EXCLUDED.agent_name, created_at = EXCLUDED.created_at, report = EXCLUDED.report`,
-        [row.run_id, row.task_id, row.session_id, row.trace_id, row.agent_name, row.created_at, row.report],
+        [c.run_id, c.task_id, c.session_id, c.trace_id, c.agent_name, c.created_at, text],
       );
     } catch (error) {
       throw this.#error(error, 'saveRunReport');

@@ -5,9 +5,8 @@
 import { ValueError, type Task, type TaskEvent } from '@agent/core';
 import type { RedactionPolicy, TaskOwner } from '@agent/events';
 import type { PoolClient } from 'pg';
-import { ownerOf } from '../records/arguments.js';
-import { eventTextsOf, normalizeTimestamp, taskRowOf } from '../records/task-rows.js';
-import { appendEventsIn, isTerminal, lockTask, saveSnapshotIn } from './task-writes.js';
+import { eventTextsOf, isTerminal, normalizeTimestamp, ownerOf, taskRowOf } from '@agent/events/internal';
+import { appendEventsIn, lockTask, saveSnapshotIn } from './task-writes.js';
 
 /**
  * Appends `events` (numbered after the log's last sequence) and saves `finalTask` as the record,

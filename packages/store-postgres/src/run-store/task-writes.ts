@@ -6,7 +6,7 @@
 import { TaskNotCancelableError, TaskNotFoundError, TERMINAL_TASK_STATES } from '@agent/core';
 import type { TaskOwner } from '@agent/events';
 import type { PoolClient } from 'pg';
-import type { TaskRow } from '../records/task-rows.js';
+import { isTerminal, type TaskRow } from '@agent/events/internal';
 
 /** The channel a task's writers notify at commit: `{"tenant","principal_id","task_id","sequence"}`. */
 export const TASK_EVENTS_CHANNEL = 'agent_task_events';
@@ -15,10 +15,6 @@ export const TASK_EVENTS_CHANNEL = 'agent_task_events';
 export const TERMINAL_SQL = TERMINAL_TASK_STATES.map((state) => `'${state}'`).join(', ');
 
 const KEY = 'tenant = $1 AND principal_id = $2 AND task_id = $3';
-
-export function isTerminal(state: string): boolean {
-  return (TERMINAL_TASK_STATES as readonly string[]).includes(state);
-}
 
 /** Wakes the watchers of a task (delivered when the transaction commits, dropped if it rolls back). */
 export async function notifyTask(

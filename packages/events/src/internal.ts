@@ -1,0 +1,60 @@
+/**
+ * `@agent/events/internal`: plumbing shared by the store backends (the SQLite and in-memory stores
+ * here, the PostgreSQL stores of `@agent/store-postgres`): argument checks, row building, page
+ * tokens and approval waiters, so every backend applies the same rules and messages. Not part of
+ * the public API and not semver-stable: it may change in any release.
+ */
+export {
+  checkId,
+  clockOf,
+  eventQueryOf,
+  eventTextsOf,
+  isTerminal,
+  normalizeTimestamp,
+  ownerOf,
+  pageQueryOf,
+  pageTokenOf,
+  reportQueryOf,
+  reportTextRowOf,
+  retentionOf,
+  taskQueryOf,
+  taskRowOf,
+  type NormalizedEventQuery,
+  type NormalizedPageQuery,
+  type NormalizedReportQuery,
+  type NormalizedTaskQuery,
+  type PageCursor,
+  type ReportTextRow,
+  type TaskColumns,
+  type TaskRow,
+} from './store/records.js';
+export {
+  createOptionsOf,
+  entryOf,
+  isoAt,
+  nameOf,
+  pageOf,
+  registrantOf,
+  registryQueryOf,
+  renewalAt,
+  storedCardOf,
+  tenantOf,
+  ttlOf,
+  type EntryFields,
+  type NormalizedRegistryQuery,
+} from './registry/entries.js';
+export {
+  approvalNotFound,
+  approvalQueryOf,
+  approvalRecordOf,
+  approverOf,
+  checkDecidable,
+  decisionOf,
+  newApprovalOf,
+  requestIdOf,
+  storedApprovalOf,
+  withdrawReasonOf,
+  type NormalizedApprovalQuery,
+  type StoredApproval,
+} from './approvals/approval-records.js';
+export { approvalKey, DecisionWaiters, type WaitedRequest } from './approvals/decision-waiters.js';
