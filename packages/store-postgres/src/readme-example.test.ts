@@ -1,5 +1,6 @@
-/** The README's example, as written there (the README points here). */
+/** The README's examples, as written there (the README points here). */
 import { createTask } from '@agent/core';
+import { coordinationOf } from '@agent/events';
 import { openPostgresStores } from './open-stores.js';
 import { startTestPostgres, type TestPostgres } from './testing/test-postgres.js';
 
@@ -37,4 +38,23 @@ it('opens the stores, files a task with its events, pages it back and closes', a
 
   expect(sequences).toEqual([1]);
   expect(page.records.map((record) => record.task_id)).toEqual(['task-1']);
+});
+
+it('opens the stores of a replica: the run store carries a started coordination the pipeline finds', async () => {
+  const databaseUrl = await server.createDatabase();
+
+  // --- as in the README (Replicas) ---
+  const stores = await openPostgresStores({
+    connectionString: databaseUrl, // the same database on every replica
+    runStore: { coordination: { leaseMs: 15_000 } }, // `{}` for the defaults
+  });
+  const state = stores.runStore.coordination?.state; // 'running': this replica holds its lease
+  const found = coordinationOf(stores.runStore); // what the server's pipeline uses: the same object
+  // new Agent({ runStore: stores.runStore, approvalStore: stores.approvalStore, ... }), then serve.
+  await stores.close(); // after the server stopped: closes the coordination, then the database
+  // --- end ---
+
+  expect(state).toBe('running');
+  expect(found).toBe(stores.runStore.coordination);
+  expect(stores.runStore.coordination?.state).toBe('closed');
 });
