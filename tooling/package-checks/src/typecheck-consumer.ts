@@ -13,6 +13,9 @@ import * as coreInternal from '@agent/core/internal';
 import { APIKeyAuth } from '@agent/auth';
 import * as authTesting from '@agent/auth/testing';
 import * as events from '@agent/events';
+import * as eventsInternal from '@agent/events/internal';
+import { openPostgresStores } from '@agent/store-postgres';
+import * as storePostgresTesting from '@agent/store-postgres/testing';
 import { Agent } from '@agent/runtime';
 import { ScriptedLLM } from '@agent/runtime/testing';
 import { ServerPipeline } from '@agent/server';
@@ -29,8 +32,8 @@ const task: Task = createTask('echo hello');
 const agent = new Agent({ card: { name: 'typed' }, llm: new ScriptedLLM([{ content: 'hi', toolCalls: [] }]) });
 const transport = new HTTPTransport({ url: 'http://127.0.0.1:0', authenticator: new APIKeyAuth({ validKeys: {} }) });
 const client = new AgentClient({ transport, baseUrl: 'http://127.0.0.1:0' });
-export const used = [task, agent, client, coreInternal, authTesting, events, ServerPipeline, serverNode, serverTesting,
-  SSETransport, WebSocketTransport, GRPCTransport, RuntimeTransport];
+export const used = [task, agent, client, coreInternal, authTesting, events, eventsInternal, openPostgresStores,
+  storePostgresTesting, ServerPipeline, serverNode, serverTesting, SSETransport, WebSocketTransport, GRPCTransport, RuntimeTransport];
 `;
 
 /**
