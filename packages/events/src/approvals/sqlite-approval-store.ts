@@ -9,7 +9,12 @@ import { numberOption, optionNames } from '@agent/core/internal';
 import { isoAt } from '../registry/entries.js';
 import { clockOf } from '../store/records.js';
 import type { TaskOwner } from '../store/run-store.js';
-import { checkSqliteOptions, openSqlite, sqliteError, useWriteAheadLog } from '../store/sqlite-support.js';
+import {
+  checkSqliteOptions,
+  openSqlite,
+  sqliteError,
+  migrateComponent,
+} from '../store/sqlite-support.js';
 import {
   approvalNotFound,
   approvalQueryOf,
@@ -143,43 +148,7 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   #migrate(): void {
-    useWriteAheadLog(this.#db);
-    if (this.#version() === APPROVAL_SCHEMA_VERSION) return;
-    // IMMEDIATE takes the write lock before reading the version again, so of two connections
-    // opening the same new file, the second waits and then finds the tables in place.
-    this.#db
-      .transaction(() => {
-        this.#db.exec(
-          'CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)',
-        );
-        for (let step = this.#version(); step < APPROVAL_SCHEMA_VERSION; step += 1)
-          this.#db.exec(MIGRATIONS[step]!);
-        this.#db
-          .prepare(
-            'INSERT INTO schema_versions (component, version) VALUES (?, ?) ON CONFLICT (component) DO UPDATE SET version = excluded.version',
-          )
-          .run(COMPONENT, APPROVAL_SCHEMA_VERSION);
-      })
-      .immediate();
-  }
-
-  /** The approval tables' schema in this file; 0 when it has none. */
-  #version(): number {
-    const known = this.#db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_versions'")
-      .get();
-    const version = known
-      ? ((this.#db
-          .prepare('SELECT version FROM schema_versions WHERE component = ?')
-          .pluck()
-          .get(COMPONENT) as number | undefined) ?? 0)
-      : 0;
-    if (version > APPROVAL_SCHEMA_VERSION)
-      throw new ValueError(
-        `${this.path} has approval schema ${version}; this library reads up to ${APPROVAL_SCHEMA_VERSION}`,
-        { data: { path: this.path, schemaVersion: version } },
-      );
-    return version;
+    migrateComponent(this.#db, { name: COMPONENT, migrations: MIGRATIONS, path: this.path });
   }
 
   /** The journal mode in effect (`wal` for a file database). */

@@ -4,11 +4,16 @@
  * SqliteRegistryStore side by side (the run store owns `PRAGMA user_version`).
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { UnavailableError, ValueError, type AgentCard } from '@agent/core';
+import { UnavailableError, type AgentCard } from '@agent/core';
 import { optionNames } from '@agent/core/internal';
 import { clockOf } from '../store/records.js';
 import type { TaskOwner } from '../store/run-store.js';
-import { checkSqliteOptions, openSqlite, sqliteError, useWriteAheadLog } from '../store/sqlite-support.js';
+import {
+  checkSqliteOptions,
+  openSqlite,
+  sqliteError,
+  migrateComponent,
+} from '../store/sqlite-support.js';
 import {
   createOptionsOf,
   entryOf,
@@ -129,43 +134,7 @@ export class SqliteRegistryStore implements RegistryStore {
   }
 
   #migrate(): void {
-    useWriteAheadLog(this.#db);
-    if (this.#version() === REGISTRY_SCHEMA_VERSION) return;
-    // IMMEDIATE takes the write lock before reading the version again, so of two connections
-    // opening the same new file, the second waits and then finds the tables in place.
-    this.#db
-      .transaction(() => {
-        this.#db.exec(
-          'CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)',
-        );
-        for (let step = this.#version(); step < REGISTRY_SCHEMA_VERSION; step += 1)
-          this.#db.exec(MIGRATIONS[step]!);
-        this.#db
-          .prepare(
-            'INSERT INTO schema_versions (component, version) VALUES (?, ?) ON CONFLICT (component) DO UPDATE SET version = excluded.version',
-          )
-          .run(COMPONENT, REGISTRY_SCHEMA_VERSION);
-      })
-      .immediate();
-  }
-
-  /** The registry tables' schema in this file; 0 when it has none. */
-  #version(): number {
-    const known = this.#db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_versions'")
-      .get();
-    const version = known
-      ? ((this.#db
-          .prepare('SELECT version FROM schema_versions WHERE component = ?')
-          .pluck()
-          .get(COMPONENT) as number | undefined) ?? 0)
-      : 0;
-    if (version > REGISTRY_SCHEMA_VERSION)
-      throw new ValueError(
-        `${this.path} has registry schema ${version}; this library reads up to ${REGISTRY_SCHEMA_VERSION}`,
-        { data: { path: this.path, schemaVersion: version } },
-      );
-    return version;
+    migrateComponent(this.#db, { name: COMPONENT, migrations: MIGRATIONS, path: this.path });
   }
 
   /** The journal mode in effect (`wal` for a file database). */

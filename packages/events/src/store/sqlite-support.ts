@@ -88,3 +88,52 @@ export function sqliteError(error: unknown, context: string): AgentError {
     data: typeof code === 'string' ? { sqlite_code: code } : undefined,
   });
 }
+
+/** One store's tables in a file other stores may share: its own row in `schema_versions`. */
+export interface SqliteComponent {
+  /** Its key in `schema_versions` (`registry`, `approvals`). */
+  name: string;
+  /** `migrations[n]` takes its tables from schema n to n + 1; the latest schema is their count. */
+  migrations: readonly string[];
+  /** The file, named in the error for a schema newer than this library reads. */
+  path: string;
+}
+
+/**
+ * Brings one component's tables up to its latest schema (WAL on first). IMMEDIATE takes the write
+ * lock before reading the version again, so of two connections opening the same new file, the
+ * second waits and then finds the tables in place.
+ */
+export function migrateComponent(db: BetterSqlite3.Database, component: SqliteComponent): void {
+  useWriteAheadLog(db);
+  const latest = component.migrations.length;
+  if (componentVersion(db, component) === latest) return;
+  db.transaction(() => {
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)',
+    );
+    for (let step = componentVersion(db, component); step < latest; step += 1)
+      db.exec(component.migrations[step]!);
+    db.prepare(
+      'INSERT INTO schema_versions (component, version) VALUES (?, ?) ON CONFLICT (component) DO UPDATE SET version = excluded.version',
+    ).run(component.name, latest);
+  }).immediate();
+}
+
+/** The component's schema in this file; 0 when it has none. A newer one than known is a ValueError. */
+function componentVersion(db: BetterSqlite3.Database, component: SqliteComponent): number {
+  const known = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_versions'")
+    .get();
+  const version = known
+    ? ((db.prepare('SELECT version FROM schema_versions WHERE component = ?').pluck().get(component.name) as
+        number | undefined) ?? 0)
+    : 0;
+  const latest = component.migrations.length;
+  if (version > latest)
+    throw new ValueError(
+      `${component.path} has ${component.name} schema ${version}; this library reads up to ${latest}`,
+      { data: { path: component.path, schemaVersion: version } },
+    );
+  return version;
+}
