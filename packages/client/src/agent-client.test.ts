@@ -150,10 +150,10 @@ describe('AgentClient over RuntimeTransport', () => {
     expect(() => new AgentClient({ transport: undefined as never, baseUrl: 'x' })).toThrow(ValueError);
     expect(() => new AgentClient({ transport, baseUrl: 3 as never })).toThrow(ValueError);
     expect(() => new AgentClient({ transport, baseUrl: 'x', url: 'y' } as never)).toThrow(
-      'AgentClient does not accept the option "url"; accepted: baseUrl, syncTimeoutMs, transport',
+      'AgentClient does not accept the option "url"; accepted: baseUrl, retry, syncTimeoutMs, transport',
     );
     expect(() => new SyncAgentClient(transport, 'x', { timeout: 5 } as never)).toThrow(
-      'SyncAgentClient does not accept the option "timeout"; accepted: timeoutMs',
+      'SyncAgentClient does not accept the option "timeout"; accepted: retry, timeoutMs',
     );
     expect(() => new AgentClient({ transport, baseUrl: 'x', syncTimeoutMs: 0 })).toThrow(ValueError);
     expect(() => client.streamTask(null as never)).toThrow(ValueError);

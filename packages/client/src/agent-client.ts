@@ -22,6 +22,9 @@ import {
 } from '@agent/core';
 import { checkOptionNames, isRecord, numberOption, optionNames } from '@agent/core/internal';
 import { agentReply } from './reply.js';
+import { RetryBudget, retryStream, retryUnary, type RetryCall } from './retry.js';
+import { DEFAULT_RETRY_POLICY, retryPolicy, type RetryOption, type RetryPolicy } from './retry-options.js';
+import { retryDeadlineOf, retryRuntimeOf } from './retry-runtime.js';
 import { SyncAgentClient } from './sync-client.js';
 
 export interface AgentClientOptions {
@@ -34,14 +37,35 @@ export interface AgentClientOptions {
    * transport's own timeout. Default 120000.
    */
   syncTimeoutMs?: number;
+  /**
+   * Retries of transient failures (UNAVAILABLE, RESOURCE_EXHAUSTED) for every operation, with
+   * exponential backoff and full jitter; `false` turns them off. Default `{ maxAttempts: 3,
+   * baseDelayMs: 100, maxDelayMs: 5000 }`. A call's own `retry` overrides it.
+   */
+  retry?: RetryOption;
 }
 
-const OPTION_NAMES = optionNames<AgentClientOptions>({ transport: true, baseUrl: true, syncTimeoutMs: true });
+const OPTION_NAMES = optionNames<AgentClientOptions>({
+  transport: true,
+  baseUrl: true,
+  syncTimeoutMs: true,
+  retry: true,
+});
 
 export interface CallOptions {
   signal?: AbortSignal;
-  /** Overrides the transport's own timeout for this call, in milliseconds (a stream: all of it). */
+  /**
+   * Overrides the transport's own timeout for this call, in milliseconds (a stream: all of it).
+   * Retries included: no attempt runs and no backoff waits past it.
+   */
   timeoutMs?: number;
+  /** This call's retries: `false` turns them off, an object replaces the client's fields it names. */
+  retry?: RetryOption;
+}
+
+/** `subscribeTask`'s options: core's SubscribeTaskOptions and this call's retries. */
+export interface SubscribeOptions extends SubscribeTaskOptions {
+  retry?: RetryOption;
 }
 
 export interface SendMessageOptions extends CallOptions {
@@ -67,7 +91,12 @@ export interface ListTasksOptions extends CallOptions {
 /** The most tasks one `listTasks` page holds; the server enforces the same bound. */
 const MAX_PAGE_SIZE = 100;
 
-const GET_OPTIONS = optionNames<GetTaskOptions>({ historyLength: true, signal: true, timeoutMs: true });
+const GET_OPTIONS = optionNames<GetTaskOptions>({
+  historyLength: true,
+  signal: true,
+  timeoutMs: true,
+  retry: true,
+});
 const LIST_OPTIONS = optionNames<ListTasksOptions>({
   sessionId: true,
   state: true,
@@ -75,8 +104,14 @@ const LIST_OPTIONS = optionNames<ListTasksOptions>({
   pageToken: true,
   signal: true,
   timeoutMs: true,
+  retry: true,
 });
-const SUBSCRIBE_OPTIONS = optionNames<SubscribeTaskOptions>({ after: true, signal: true, timeoutMs: true });
+const SUBSCRIBE_OPTIONS = optionNames<SubscribeOptions>({
+  after: true,
+  signal: true,
+  timeoutMs: true,
+  retry: true,
+});
 
 /**
  * Typed client operations over one transport and one agent address. Every call goes through
@@ -88,6 +123,8 @@ export class AgentClient {
   readonly baseUrl: string;
   /** The same operations, blocking the calling thread (see SyncAgentClient). */
   readonly sync: SyncAgentClient;
+  /** The retries every call starts from; undefined when the client has them off. */
+  private readonly retry: RetryPolicy | undefined;
 
   constructor(options: AgentClientOptions) {
     if (!isRecord(options)) throw new ValueError('AgentClient needs an options object');
@@ -98,18 +135,22 @@ export class AgentClient {
     if (typeof options.baseUrl !== 'string') throw new ValueError('AgentClient needs a baseUrl string');
     this.transport = options.transport;
     this.baseUrl = options.baseUrl;
-    this.sync = new SyncAgentClient(this.transport, this.baseUrl, { timeoutMs: options.syncTimeoutMs });
+    this.retry = retryPolicy('AgentClient', options.retry, DEFAULT_RETRY_POLICY);
+    this.sync = new SyncAgentClient(this.transport, this.baseUrl, {
+      timeoutMs: options.syncTimeoutMs,
+      retry: this.retry ?? false,
+    });
   }
 
-  /** Submits a task; resolves with the finished Task (failed and canceled tasks resolve too). */
+  /**
+   * Submits a task; resolves with the finished Task (failed and canceled tasks resolve too).
+   * Retried under the task's id: the server answers a resubmitted id from the task it knows.
+   */
   async sendTask(task: Task, options: CallOptions = {}): Promise<Task> {
     if (!isRecord(task)) throw new ValueError('sendTask needs a Task object');
-    const result = await this.transport.send(
-      CLIENT_OPERATIONS.send_task,
-      this.baseUrl,
-      task,
-      undefined,
-      callOptions(options),
+    const budget = new RetryBudget(this.retryCall('sendTask', options, hasId(task)));
+    const result = await retryUnary(budget, (sent) =>
+      this.transport.send(CLIENT_OPERATIONS.send_task, this.baseUrl, task, undefined, sent),
     );
     return validateTask(result);
   }
@@ -123,24 +164,40 @@ export class AgentClient {
     return agentReply(await this.sendTask(task, options));
   }
 
-  /** Cancels an active task; rejects with TaskNotFoundError or TaskNotCancelableError. */
+  /**
+   * Cancels an active task; rejects with TaskNotFoundError or TaskNotCancelableError. After a
+   * retry, a task found canceled resolves as if the first attempt had answered.
+   */
   async cancelTask(taskId: string, reason?: string, options: CallOptions = {}): Promise<Task> {
     const id = taskIdOf('cancelTask', taskId);
     const body = reason === undefined ? { task_id: id } : { task_id: id, reason };
-    const result = await this.transport.send(
-      CLIENT_OPERATIONS.cancel_task,
-      this.baseUrl,
-      body,
-      undefined,
-      callOptions(options),
-    );
-    return validateTask(result);
+    const budget = new RetryBudget(this.retryCall('cancelTask', options));
+    try {
+      const result = await retryUnary(budget, (sent) =>
+        this.transport.send(CLIENT_OPERATIONS.cancel_task, this.baseUrl, body, undefined, sent),
+      );
+      return validateTask(result);
+    } catch (error) {
+      if (!budget.retried || !isRecord(error) || error.code !== 'TASK_NOT_CANCELABLE') throw error;
+      return this.canceledEarlier(id, error, budget);
+    }
   }
 
   /** Runs the task, yielding its events; the last one is the single final `task.status`. */
   streamTask(task: Task, options: CallOptions = {}): AsyncIterable<TaskEvent> {
     if (!isRecord(task)) throw new ValueError('streamTask needs a Task object');
-    return this.transport.subscribe(this.baseUrl, task, callOptions(options));
+    const call = this.retryCall('streamTask', options, hasId(task));
+    const transport = this.transport;
+    const subscribeTask = transport.subscribeTask?.bind(transport);
+    return retryStream(call, {
+      // Opened again only while nothing was delivered: a resubmitted id replays from event 1.
+      open: (sent) => transport.subscribe(this.baseUrl, task, sent),
+      // Followed under the id the events carry: an agent that mints its own ids names the task so.
+      resume:
+        subscribeTask && hasId(task)
+          ? (after, sent, event) => subscribeTask(this.baseUrl, event.task_id || task.id, { ...sent, after })
+          : undefined,
+    });
   }
 
   /**
@@ -149,12 +206,9 @@ export class AgentClient {
    */
   async getTask(taskId: string, options: GetTaskOptions = {}): Promise<Task> {
     const request = getTaskRequest(taskId, options);
-    const result = await this.transport.send(
-      CLIENT_OPERATIONS.get_task,
-      this.baseUrl,
-      request,
-      undefined,
-      callOptions(options),
+    const budget = new RetryBudget(this.retryCall('getTask', options));
+    const result = await retryUnary(budget, (sent) =>
+      this.transport.send(CLIENT_OPERATIONS.get_task, this.baseUrl, request, undefined, sent),
     );
     return validateTask(result);
   }
@@ -165,12 +219,9 @@ export class AgentClient {
    */
   async listTasks(options: ListTasksOptions = {}): Promise<TaskList> {
     const request = listTasksRequest(options);
-    const result = await this.transport.send(
-      CLIENT_OPERATIONS.list_tasks,
-      this.baseUrl,
-      request,
-      undefined,
-      callOptions(options),
+    const budget = new RetryBudget(this.retryCall('listTasks', options));
+    const result = await retryUnary(budget, (sent) =>
+      this.transport.send(CLIENT_OPERATIONS.list_tasks, this.baseUrl, request, undefined, sent),
     );
     return validateTaskList(result);
   }
@@ -179,29 +230,33 @@ export class AgentClient {
    * Follows one of the caller's tasks without running it again: its recorded events after sequence
    * `after` (default 0: all), then live ones, ending after the final status (at once for a finished
    * task that has nothing after `after`). To resume a stream that broke, pass the `sequence` of the
-   * last event received.
+   * last event received; a retried subscription does that itself.
    */
-  subscribeTask(taskId: string, options: SubscribeTaskOptions = {}): AsyncIterable<TaskEvent> {
+  subscribeTask(taskId: string, options: SubscribeOptions = {}): AsyncIterable<TaskEvent> {
     const id = taskIdOf('subscribeTask', taskId);
     optionsOf('subscribeTask', options, SUBSCRIBE_OPTIONS);
-    const sent: SubscribeTaskOptions = callOptions(options);
-    if (options.after !== undefined) sent.after = numberOption('after', options.after, 0, { integer: true });
+    const after =
+      options.after === undefined ? undefined : numberOption('after', options.after, 0, { integer: true });
+    const call = this.retryCall('subscribeTask', options);
     if (typeof this.transport.subscribeTask !== 'function') {
       throw new UnsupportedOperationError(
         `subscribeTask needs a transport with subscribeTask(); ${this.transport.constructor.name} has none`,
       );
     }
-    return this.transport.subscribeTask(this.baseUrl, id, sent);
+    const subscribeTask = this.transport.subscribeTask.bind(this.transport);
+    const from = (sent: SendOptions, since: number | undefined): AsyncIterable<TaskEvent> =>
+      subscribeTask(this.baseUrl, id, since === undefined ? sent : { ...sent, after: since });
+    return retryStream(call, {
+      open: (sent) => from(sent, after),
+      resume: (last, sent) => from(sent, last),
+    });
   }
 
   /** The agent's native card (`/.well-known/agent.json` on HTTP). */
   async getAgentCard(options: CallOptions = {}): Promise<AgentCard> {
-    const result = await this.transport.send(
-      CLIENT_OPERATIONS.get_card,
-      this.baseUrl,
-      undefined,
-      undefined,
-      callOptions(options),
+    const budget = new RetryBudget(this.retryCall('getAgentCard', options));
+    const result = await retryUnary(budget, (sent) =>
+      this.transport.send(CLIENT_OPERATIONS.get_card, this.baseUrl, undefined, undefined, sent),
     );
     return validateAgentCard(result);
   }
@@ -210,6 +265,47 @@ export class AgentClient {
   async close(): Promise<void> {
     await this.sync.close();
   }
+
+  /** A call's retry setting, checked before anything is sent. `retried: false` gives one attempt. */
+  private retryCall(method: string, options: CallOptions, retried = true): RetryCall {
+    const policy = retryPolicy(method, options.retry, this.retry);
+    return {
+      policy: retried ? policy : undefined,
+      signal: options.signal,
+      timeoutMs:
+        options.timeoutMs === undefined ? undefined : numberOption('timeoutMs', options.timeoutMs, 0),
+      deadline: retryDeadlineOf(options),
+      runtime: retryRuntimeOf(this),
+    };
+  }
+
+  /**
+   * A retried cancel met TASK_NOT_CANCELABLE: an earlier attempt may have canceled the task on the
+   * server and lost only its answer. A task canceled by now is what the caller asked for, so it is
+   * the answer; anything else keeps the error.
+   */
+  private async canceledEarlier(taskId: string, error: unknown, budget: RetryBudget): Promise<Task> {
+    let task: Task;
+    try {
+      const found = await this.transport.send(
+        CLIENT_OPERATIONS.get_task,
+        this.baseUrl,
+        { task_id: taskId },
+        undefined,
+        budget.attemptOptions(),
+      );
+      task = validateTask(found);
+    } catch {
+      throw error;
+    }
+    if (task.state === 'canceled') return task;
+    throw error;
+  }
+}
+
+/** Send and stream are retried only for a task with an id, the one thing a resubmission is known by. */
+function hasId(task: Record<string, unknown>): boolean {
+  return typeof task.id === 'string' && task.id !== '';
 }
 
 /** The task `sendMessage` submits: shared with the sync facade so both wrap messages alike. */
@@ -221,14 +317,6 @@ export function messageTask(message: Message | string, taskId: string | undefine
   if (taskId !== undefined && (typeof taskId !== 'string' || taskId === ''))
     throw new ValueError('taskId must be a non-empty string');
   return createTask(taskId === undefined ? { messages: [wrapped] } : { id: taskId, messages: [wrapped] });
-}
-
-/** What the transport takes of a call's options; `timeoutMs` is checked here, its meaning is the transport's. */
-function callOptions(options: CallOptions): SendOptions {
-  const sent: SendOptions = {};
-  if (options.signal) sent.signal = options.signal;
-  if (options.timeoutMs !== undefined) sent.timeoutMs = numberOption('timeoutMs', options.timeoutMs, 0);
-  return sent;
 }
 
 function taskIdOf(method: string, taskId: unknown): string {

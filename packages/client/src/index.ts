@@ -6,7 +6,14 @@ export {
   type GetTaskOptions,
   type ListTasksOptions,
   type SendMessageOptions,
+  type SubscribeOptions,
 } from './agent-client.js';
+export {
+  DEFAULT_RETRY_POLICY,
+  type RetryOption,
+  type RetryOptions,
+  type RetryPolicy,
+} from './retry-options.js';
 export {
   SyncAgentClient,
   DEFAULT_SYNC_TIMEOUT_MS,

@@ -72,7 +72,7 @@ describe('client.sync against a real HTTP server in another process', () => {
     expect(() => client.sync.getTask('')).toThrow(ValueError);
     expect(() => client.sync.listTasks({ pageSize: 0 })).toThrow(ValueError);
     expect(() => client.sync.getTask('t', { signal: AbortSignal.abort() } as never)).toThrow(
-      'client.sync.getTask does not accept the option "signal"; accepted: historyLength, timeoutMs',
+      'client.sync.getTask does not accept the option "signal"; accepted: historyLength, retry, timeoutMs',
     );
   });
 

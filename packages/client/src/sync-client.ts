@@ -18,14 +18,17 @@ import {
 } from '@agent/core';
 import { checkOptionNames, isRecord, optionNames } from '@agent/core/internal';
 import { resolveDescriptorModules } from './component-descriptor.js';
+import { DEFAULT_RETRY_POLICY, retryPolicy, type RetryOption, type RetryPolicy } from './retry-options.js';
 import type { SyncOperation, SyncRequest, SyncResponse, SyncWorkerData } from './sync-protocol.js';
 
 /** Default for `syncTimeoutMs`: well above a transport's own 30 s default, so that one fires first. */
 export const DEFAULT_SYNC_TIMEOUT_MS = 120_000;
 
 export interface SyncCallOptions {
-  /** Overrides `syncTimeoutMs` for this call, in milliseconds. */
+  /** Overrides `syncTimeoutMs` for this call, in milliseconds. Retries included: no backoff waits past it. */
   timeoutMs?: number;
+  /** This call's retries, as on the async call: `false` turns them off, an object replaces fields. */
+  retry?: RetryOption;
 }
 
 export interface SyncSendMessageOptions extends SyncCallOptions {
@@ -43,13 +46,18 @@ export interface SyncListTasksOptions extends SyncCallOptions {
   pageToken?: string;
 }
 
-const SYNC_GET_OPTIONS = optionNames<SyncGetTaskOptions>({ historyLength: true, timeoutMs: true });
+const SYNC_GET_OPTIONS = optionNames<SyncGetTaskOptions>({
+  historyLength: true,
+  timeoutMs: true,
+  retry: true,
+});
 const SYNC_LIST_OPTIONS = optionNames<SyncListTasksOptions>({
   sessionId: true,
   state: true,
   pageSize: true,
   pageToken: true,
   timeoutMs: true,
+  retry: true,
 });
 
 interface WorkerHandle {
@@ -73,14 +81,16 @@ export class SyncAgentClient {
   private handle: WorkerHandle | undefined;
   private nextId = 0;
   private readonly timeoutMs: number;
+  private readonly retry: RetryPolicy | undefined;
 
   constructor(
     private readonly transport: Transport,
     private readonly baseUrl: string,
-    options: { timeoutMs?: number | undefined } = {},
+    options: { timeoutMs?: number | undefined; retry?: RetryOption | undefined } = {},
   ) {
-    checkOptionNames('SyncAgentClient', options, ['timeoutMs']);
+    checkOptionNames('SyncAgentClient', options, ['timeoutMs', 'retry']);
     this.timeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS);
+    this.retry = retryPolicy('SyncAgentClient', options.retry, DEFAULT_RETRY_POLICY);
   }
 
   sendTask(task: Task, options: SyncCallOptions = {}): Task {
@@ -101,13 +111,17 @@ export class SyncAgentClient {
   }
 
   getTask(taskId: string, options: SyncGetTaskOptions = {}): Task {
-    const { timeoutMs, ...forwarded } = syncOptions('client.sync.getTask', options, SYNC_GET_OPTIONS);
-    return this.call('getTask', [taskId, forwarded], { timeoutMs }) as Task;
+    const { timeoutMs, retry, ...forwarded } = syncOptions('client.sync.getTask', options, SYNC_GET_OPTIONS);
+    return this.call('getTask', [taskId, forwarded], { timeoutMs, retry }) as Task;
   }
 
   listTasks(options: SyncListTasksOptions = {}): TaskList {
-    const { timeoutMs, ...forwarded } = syncOptions('client.sync.listTasks', options, SYNC_LIST_OPTIONS);
-    return this.call('listTasks', [forwarded], { timeoutMs }) as TaskList;
+    const { timeoutMs, retry, ...forwarded } = syncOptions(
+      'client.sync.listTasks',
+      options,
+      SYNC_LIST_OPTIONS,
+    );
+    return this.call('listTasks', [forwarded], { timeoutMs, retry }) as TaskList;
   }
 
   // No subscribeTask: a subscription exists to see events while they happen, and a blocking call can
@@ -130,9 +144,12 @@ export class SyncAgentClient {
 
   private call(op: SyncOperation, args: unknown[], options: SyncCallOptions): unknown {
     const timeoutMs = options.timeoutMs === undefined ? this.timeoutMs : checkTimeout(options.timeoutMs);
+    // Checked here, before the worker is involved; the worker receives the complete setting.
+    const retry = retryPolicy(`client.sync.${op}`, options.retry, this.retry) ?? false;
     const handle = this.ensureWorker();
     const id = ++this.nextId;
-    const request: SyncRequest = { id, op, args };
+    // The worker's retries must not wait past the moment this thread stops waiting for them.
+    const request: SyncRequest = { id, op, args, retry, deadline: Date.now() + timeoutMs };
     try {
       handle.port.postMessage(request);
     } catch (error) {

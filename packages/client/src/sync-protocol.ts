@@ -5,6 +5,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { AgentError, isErrorCode, type ComponentDescriptor, type ErrorBody } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
+import type { RetryOption } from './retry-options.js';
 
 export const SYNC_OPERATIONS = [
   'sendTask',
@@ -30,6 +31,10 @@ export interface SyncRequest {
   id: number;
   op: SyncOperation;
   args: unknown[];
+  /** The call's complete retry setting, already checked by the calling thread. */
+  retry: RetryOption;
+  /** When the calling thread gives up waiting (epoch ms): no retry waits past it. */
+  deadline: number;
 }
 
 export type SyncResponse =

@@ -4,8 +4,9 @@
  */
 import { workerData as rawWorkerData } from 'node:worker_threads';
 import type { Transport } from '@agent/core';
-import { AgentClient, type GetTaskOptions, type ListTasksOptions } from './agent-client.js';
+import { AgentClient, type CallOptions, type GetTaskOptions, type ListTasksOptions } from './agent-client.js';
 import { reviveComponent } from './component-descriptor.js';
+import { withRetryDeadline } from './retry-runtime.js';
 import { errorBody, type SyncRequest, type SyncResponse, type SyncWorkerData } from './sync-protocol.js';
 
 const data = rawWorkerData as SyncWorkerData;
@@ -28,25 +29,31 @@ const pending = new Set<number>();
 async function run(request: SyncRequest): Promise<unknown> {
   if (!client) throw setupError;
   const [first, second] = request.args;
+  // The call's own options with its retry setting and the caller's deadline.
+  const call = <T extends object>(options: T): T & CallOptions =>
+    withRetryDeadline({ ...options, retry: request.retry }, request.deadline);
   switch (request.op) {
     case 'sendTask':
-      return client.sendTask(first as Parameters<AgentClient['sendTask']>[0]);
+      return client.sendTask(first as Parameters<AgentClient['sendTask']>[0], call({}));
     case 'sendMessage':
       return client.sendMessage(
         first as Parameters<AgentClient['sendMessage']>[0],
-        second as { taskId?: string },
+        call(second as { taskId?: string }),
       );
     case 'cancelTask':
-      return client.cancelTask(first as string, second as string | undefined);
+      return client.cancelTask(first as string, second as string | undefined, call({}));
     case 'getAgentCard':
-      return client.getAgentCard();
+      return client.getAgentCard(call({}));
     case 'getTask':
-      return client.getTask(first as string, second as GetTaskOptions);
+      return client.getTask(first as string, call(second as GetTaskOptions));
     case 'listTasks':
-      return client.listTasks(first as ListTasksOptions);
+      return client.listTasks(call(first as ListTasksOptions));
     case 'streamTask': {
       const events = [];
-      for await (const event of client.streamTask(first as Parameters<AgentClient['streamTask']>[0]))
+      for await (const event of client.streamTask(
+        first as Parameters<AgentClient['streamTask']>[0],
+        call({}),
+      ))
         events.push(event);
       return events;
     }

@@ -285,7 +285,7 @@ describe('AgentClient task API requests', () => {
     );
   });
 
-  it('subscribeTask hands the transport the task id, after, signal and timeoutMs', () => {
+  it('subscribeTask hands the transport the task id, after, signal and timeoutMs once read', async () => {
     const calls: unknown[][] = [];
     const transport = {
       send: () => Promise.resolve(undefined),
@@ -295,8 +295,11 @@ describe('AgentClient task API requests', () => {
       },
     } as unknown as Transport;
     const client = new AgentClient({ transport, baseUrl: 'grpc://agent' });
-    client.subscribeTask('t', { after: 3, timeoutMs: 0 });
-    client.subscribeTask('t');
+    const first = client.subscribeTask('t', { after: 3, timeoutMs: 0 });
+    const second = client.subscribeTask('t');
+    expect(calls).toEqual([]); // opened on the first read, where its retries run
+    await collect(first);
+    await collect(second);
     expect(calls).toEqual([
       ['grpc://agent', 't', { after: 3, timeoutMs: 0 }],
       ['grpc://agent', 't', {}],

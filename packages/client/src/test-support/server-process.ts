@@ -9,8 +9,16 @@ export interface ServerProcess {
 }
 
 /** Starts test-support/echo-server.cjs in a child process and waits for its listening line. */
-export async function startEchoServer(env: Record<string, string> = {}): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, [join(__dirname, 'echo-server.cjs')], {
+export function startEchoServer(env: Record<string, string> = {}): Promise<ServerProcess> {
+  return startServerProcess('echo-server.cjs', env);
+}
+
+/** Starts a server script of test-support in a child process and waits for its `{"url"}` line. */
+export async function startServerProcess(
+  file: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(process.execPath, [join(__dirname, file)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -18,7 +26,7 @@ export async function startEchoServer(env: Record<string, string> = {}): Promise
   const [line] = (await Promise.race([
     once(lines, 'line'),
     once(child, 'exit').then(([code]) => {
-      throw new Error(`echo server exited with code ${String(code)}`);
+      throw new Error(`${file} exited with code ${String(code)}`);
     }),
   ])) as [string];
   lines.close();
