@@ -30,3 +30,4 @@ export {
   traceIdOf,
   type TraceParent,
 } from './trace-context.js';
+export { buildSchemas, errorBodySchema } from './schemas.js';

@@ -3,6 +3,7 @@
  * `strict` variants reject unknown fields (the transports' `validateSchema` option); metadata objects
  * and part contents stay free-form in both.
  */
+import { ERROR_CODES } from './errors.js';
 import { MESSAGE_ROLES, TASK_STATES } from './wire.js';
 import { TASK_EVENT_TYPES } from './task-event.js';
 
@@ -130,4 +131,27 @@ export function buildSchemas(strict: boolean) {
     ],
   };
   return { part, message, artifact, task, agentCard, taskEvent };
+}
+
+/**
+ * The body of every HTTP answer with a status of 400 or more: `{"error": {code, message, data?}}`,
+ * `code` one of the error table's. Not a validator's: the servers write it, clients and API
+ * descriptions read it.
+ */
+export function errorBodySchema(): Schema {
+  return {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: {
+          code: { enum: Object.keys(ERROR_CODES) },
+          message: { type: 'string' },
+          data: {},
+        },
+      },
+    },
+  };
 }

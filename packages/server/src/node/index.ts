@@ -27,3 +27,4 @@ export {
 } from './route-table.js';
 export { drained, encodeSseFrame, SSE_CONTENT_TYPE } from './sse-frame.js';
 export { EventStreamParser, type SseFrame } from './sse-parser.js';
+export { CorsPolicy, DEFAULT_EXPOSED_HEADERS, type CorsOptions } from './cors.js';

@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import { UnavailableError, ValueError, type TlsOptions } from '@agent/core';
 import type { ServerState } from '../pipeline.js';
 import { settlesWithin } from '../pipeline.js';
+import type { CorsPolicy } from './cors.js';
 import { writeJson } from './write-json.js';
 
 /**
@@ -57,6 +58,8 @@ export interface NodeHostOptions {
   state(): ServerState;
   /** Prefix of `/healthz` and `/readyz` ('' for the root), the path part of the transport URL. */
   basePath?: string;
+  /** Cross-origin rules: preflights are answered here, before the probes, routing and authentication. */
+  cors?: CorsPolicy | undefined;
 }
 
 interface Tracked {
@@ -176,6 +179,7 @@ export class NodeHost {
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
     const state = this.options.state();
     if (state === 'stopping' || this.closing) res.setHeader('connection', 'close');
+    if (this.options.cors?.handle(req, res)) return;
     if (req.method === 'GET' || req.method === 'HEAD') {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
