@@ -148,7 +148,7 @@ export class AgentClient {
    */
   async sendTask(task: Task, options: CallOptions = {}): Promise<Task> {
     if (!isRecord(task)) throw new ValueError('sendTask needs a Task object');
-    const budget = new RetryBudget(this.retryCall('sendTask', options, hasId(task)));
+    const budget = new RetryBudget(this.retryCall('sendTask', options, this.mayResend(task)));
     const result = await retryUnary(budget, (sent) =>
       this.transport.send(CLIENT_OPERATIONS.send_task, this.baseUrl, task, undefined, sent),
     );
@@ -186,7 +186,7 @@ export class AgentClient {
   /** Runs the task, yielding its events; the last one is the single final `task.status`. */
   streamTask(task: Task, options: CallOptions = {}): AsyncIterable<TaskEvent> {
     if (!isRecord(task)) throw new ValueError('streamTask needs a Task object');
-    const call = this.retryCall('streamTask', options, hasId(task));
+    const call = this.retryCall('streamTask', options, this.mayResend(task));
     const transport = this.transport;
     const subscribeTask = transport.subscribeTask?.bind(transport);
     return retryStream(call, {
@@ -267,6 +267,14 @@ export class AgentClient {
   }
 
   /** A call's retry setting, checked before anything is sent. `retried: false` gives one attempt. */
+  /**
+   * A send may be repeated only when the agent recognizes a resubmitted id: the task carries one and
+   * the transport does not say otherwise (an A2A agent mints its own ids).
+   */
+  private mayResend(task: Record<string, unknown>): boolean {
+    return hasId(task) && this.transport.resubmissionIsIdempotent !== false;
+  }
+
   private retryCall(method: string, options: CallOptions, retried = true): RetryCall {
     const policy = retryPolicy(method, options.retry, this.retry);
     return {

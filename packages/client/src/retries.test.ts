@@ -146,6 +146,20 @@ describe('AgentClient retries against a real HTTP server', () => {
     expect(server.attempts('POST /tasks/')).toBe(1);
   });
 
+  it('sends once over a transport whose agent mints its own ids (a resend could run the task twice)', async () => {
+    server.on('POST /tasks/', unavailable, json(200, taskNamed('t-mint')));
+    const minting = Object.assign(Object.create(transport) as HTTPTransport, {
+      resubmissionIsIdempotent: false,
+    });
+    const client = new AgentClient({ transport: minting, baseUrl: server.url });
+    await expect(client.sendTask(createTask('x', { id: 't-mint' }))).rejects.toBeInstanceOf(UnavailableError);
+    expect(server.attempts('POST /tasks/')).toBe(1);
+    // Reads stay retried on it.
+    server.on('GET /tasks/t-mint', unavailable, json(200, taskNamed('t-mint')));
+    setRetryRuntime(client, { random: () => 0.5, sleep: () => Promise.resolve() });
+    expect((await client.getTask('t-mint')).id).toBe('t-mint');
+  });
+
   it('retry: false turns retries off for one call; a call object turns them on for a client without', async () => {
     server.on('GET /tasks/t1', unavailable, json(200, taskNamed('t1')));
     const client = clientWith();

@@ -140,6 +140,12 @@ export interface SendOptions {
  */
 export interface Transport {
   readonly kind: TransportKind;
+  /**
+   * `false` when sending the same task again may run it twice: the agent on the other end mints its
+   * own task ids (an A2A agent does), so it cannot recognize a resubmission. Absent or `true`: a
+   * resubmitted id attaches to its run or answers the stored task, so a client may retry a send.
+   */
+  readonly resubmissionIsIdempotent?: boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
   bind(handler: TaskHandler): void;

@@ -49,6 +49,8 @@ import { taskEvents } from './task-stream.js';
  */
 export class A2ATransport implements Transport {
   readonly kind = 'http' as const;
+  /** The agent mints task ids: a send repeated after a lost answer could start a second task. */
+  readonly resubmissionIsIdempotent = false;
   readonly authenticator: Authenticator | undefined;
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
