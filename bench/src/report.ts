@@ -80,6 +80,7 @@ export interface ReportTables {
   sweep: string;
   payload: string;
   cancel: string;
+  replicas: string;
   idle: string;
   targets: string;
   profile: string;
@@ -264,6 +265,44 @@ export function buildTables(
     cancelRows,
   );
 
+  const replicas = m.has(ids.replicas)
+    ? table(
+        [
+          'subject',
+          'tasks',
+          'completed',
+          'canceled',
+          'lost',
+          'wrong',
+          'send + cancel (s)',
+          'tasks/s',
+          'cancel, to its answer from another replica, p50 / p99 (ms)',
+          "to the task caller's canceled answer, p50 / p99 (ms)",
+          'servers CPU µs/task (3 together)',
+          'peak RSS per replica (MB)',
+          'spread',
+        ],
+        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        [
+          [
+            byId.get(ids.replicas)!.name,
+            num(m.value(ids.replicas, 'tasks')),
+            num(m.value(ids.replicas, 'completed')),
+            num(m.value(ids.replicas, 'canceled')),
+            num(m.value(ids.replicas, 'lost')),
+            num(m.value(ids.replicas, 'wrong')),
+            num(m.value(ids.replicas, 'seconds'), 1),
+            num(m.field(ids.replicas, 'perSecond')),
+            `${ms(m.value(ids.replicas, 'cancelP50Ms'))} / ${ms(m.value(ids.replicas, 'cancelP99Ms'))}`,
+            `${ms(m.value(ids.replicas, 'callerP50Ms'))} / ${ms(m.value(ids.replicas, 'callerP99Ms'))}`,
+            num(m.field(ids.replicas, 'cpuMicrosPerOp')),
+            mb(m.field(ids.replicas, 'peakRssBytes')),
+            pct(m.spread(ids.replicas)),
+          ],
+        ],
+      )
+    : 'not run';
+
   const idle = m.has(ids.idleWs)
     ? table(
         ['subject', 'RSS per connection (KB)', 'given back after close'],
@@ -348,7 +387,7 @@ export function buildTables(
       ].join('\n')
     : 'not run';
 
-  return { echo, a2a, streams, sweep, payload, cancel, idle, targets, profile: profileText };
+  return { echo, a2a, streams, sweep, payload, cancel, replicas, idle, targets, profile: profileText };
 }
 
 export interface RunInfo {

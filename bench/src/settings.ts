@@ -17,6 +17,8 @@ export interface Settings {
   payloadConnections: number;
   /** Running tasks canceled by the cancel subjects. */
   cancelTasks: number;
+  /** Tasks the replicas subject submits over three replicas on PostgreSQL. */
+  replicaTasks: number;
   /** Idle WebSocket connections held open by the memory subject. */
   idleWsConnections: number;
   /** Seconds of HTTP echo load on the profiled reference server. */
@@ -51,6 +53,7 @@ export function loadSettings(quick: boolean): Settings {
       payloadBytes: [KIB, 64 * KIB, 1024 * KIB],
       payloadConnections: 2,
       cancelTasks: 50,
+      replicaTasks: 100,
       idleWsConnections: 200,
       profileSeconds: 1,
       reuseServers: true,
@@ -67,6 +70,7 @@ export function loadSettings(quick: boolean): Settings {
     payloadBytes: [KIB, 64 * KIB, 1024 * KIB],
     payloadConnections: 8,
     cancelTasks: envNumber('BENCH_CANCEL_TASKS', 1000),
+    replicaTasks: envNumber('BENCH_REPLICA_TASKS', 2000),
     idleWsConnections: envNumber('BENCH_IDLE_WS', 10_000),
     profileSeconds: seconds,
     reuseServers: false,

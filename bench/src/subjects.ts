@@ -19,10 +19,11 @@ import { BENCH_SERVERS, referenceServerMain, type ServerChild, type ServerSpec }
 import { clientFor, WIRE_NAMES, type Wire } from './clients.js';
 import { idleWebSockets } from './idle-ws.js';
 import { closedLoop, httpLoad, type LoadResult } from './load.js';
+import { REPLICAS, replicaRun, type ReplicaDatabase } from './replicas.js';
 import type { Settings } from './settings.js';
 import { checkEcho, ECHO_TEXT, echoOfSize, sendEcho, streamOnce, taskBodyTemplate } from './tasks.js';
 
-export type GroupId = 'echo' | 'a2a' | 'stream' | 'sweep' | 'payload' | 'cancel' | 'idle';
+export type GroupId = 'echo' | 'a2a' | 'stream' | 'sweep' | 'payload' | 'cancel' | 'replicas' | 'idle';
 
 /** One subject's figures from one round. */
 export interface Sample {
@@ -38,13 +39,25 @@ export interface Sample {
   values?: Record<string, number>;
 }
 
-export interface Subject {
+interface SubjectInfo {
   id: string;
   group: GroupId;
   name: string;
+}
+
+/** Measured against one server child the runner starts for it (or, in quick mode, reuses). */
+export interface ServedSubject extends SubjectInfo {
   server: () => ServerSpec;
   run(server: ServerChild): Promise<Sample>;
 }
+
+/** Starts, measures and stops the processes it needs itself (several replicas and their database). */
+export interface SelfServedSubject extends SubjectInfo {
+  server?: undefined;
+  run(): Promise<Sample>;
+}
+
+export type Subject = ServedSubject | SelfServedSubject;
 
 /** What a throughput subject drives its server with; `open` checks one answer before any load. */
 interface Driver {
@@ -77,10 +90,19 @@ export const ids = {
       : `sweep:${server}:${connections}`,
   payload: (server: 'bare' | 'ref', bytes: number) => `payload:${server}:${bytes}`,
   cancel: (mode: 'at-once' | 'one-at-a-time') => `cancel:${mode}`,
+  replicas: 'replicas:postgres',
   idleWs: 'idle:ws',
 };
 
-export function buildSubjects(settings: Settings, tmpDir: string): Subject[] {
+/**
+ * `replicaDatabase`: the PostgreSQL server the replicas subject starts at first use (each round gets
+ * a database of its own on it); the caller stops it after the run.
+ */
+export function buildSubjects(
+  settings: Settings,
+  tmpDir: string,
+  replicaDatabase: ReplicaDatabase,
+): Subject[] {
   let sqliteFiles = 0;
   const bare = (): ServerSpec => ({ label: 'bare node:http', script: BENCH_SERVERS.bareHttp });
   const transport = (): ServerSpec => ({ label: 'HTTPTransport', script: BENCH_SERVERS.transportHttp });
@@ -343,6 +365,20 @@ export function buildSubjects(settings: Settings, tmpDir: string): Subject[] {
         return { values: { ...result } };
       },
     });
+
+  subjects.push({
+    id: ids.replicas,
+    group: 'replicas',
+    name: `${settings.replicaTasks.toLocaleString('en-US')} tasks over ${REPLICAS} replicas on PostgreSQL, a fifth canceled from another replica`,
+    run: async () => {
+      const { tasksPerSecond, cpuMicrosPerTask, peakRssBytes, ...values } = await replicaRun(
+        replicaDatabase,
+        settings.replicaTasks,
+        settings.connections,
+      );
+      return { perSecond: tasksPerSecond, cpuMicrosPerOp: cpuMicrosPerTask, peakRssBytes, values };
+    },
+  });
 
   subjects.push({
     id: ids.idleWs,
