@@ -15,6 +15,7 @@ import {
   type HttpRoutes,
   type JsonEndpointAnswer,
 } from './json-endpoint.js';
+import type { OpenApiContext, OpenApiContribution, OpenApiParameter } from './openapi-types.js';
 
 export interface ApprovalRoutesOptions {
   /** Where the routes live below the transport URL's path. Default `/approvals`. */
@@ -183,6 +184,11 @@ export class ApprovalRoutes implements HttpRoutes {
     ];
   }
 
+  /** The three routes in the transport's OpenAPI document, with the record and decision schemas. */
+  openapi(context: OpenApiContext): OpenApiContribution {
+    return approvalsOpenApi(this.path, context);
+  }
+
   private async list(call: ServerCall, query: URLSearchParams): Promise<JsonEndpointAnswer> {
     const approvals = await this.store.listApprovals(call.owner, parseApprovalQuery(query));
     return { body: { approvals } };
@@ -198,6 +204,135 @@ export class ApprovalRoutes implements HttpRoutes {
     const decision = parseDecision(body, call.owner.principal_id);
     return { body: await this.store.decideApproval(call.owner, requestId, decision) };
   }
+}
+
+const REQUEST_ID: OpenApiParameter = {
+  name: 'request_id',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', minLength: 1 },
+};
+const nullableString = { type: ['string', 'null'] };
+
+function approvalsOpenApi(path: string, context: OpenApiContext): OpenApiContribution {
+  const record = { 'application/json': { schema: context.schema('ApprovalRecord') } };
+  const tags = ['approvals'];
+  return {
+    schemas: {
+      ApprovalRecord: {
+        type: 'object',
+        required: [
+          'request_id',
+          'tenant',
+          'principal_id',
+          'task_id',
+          'action',
+          'action_hash',
+          'state',
+          'created_at',
+          'decided_at',
+          'decided_by',
+          'reason',
+        ],
+        properties: {
+          request_id: { type: 'string' },
+          tenant: { type: 'string' },
+          principal_id: { type: 'string' },
+          task_id: { type: 'string' },
+          action: { type: 'object' },
+          action_hash: { type: 'string', description: "SHA-256 (hex) of the action's canonical JSON." },
+          state: { enum: [...STATES] },
+          created_at: { type: 'string', format: 'date-time' },
+          decided_at: { type: ['string', 'null'], format: 'date-time' },
+          decided_by: nullableString,
+          reason: nullableString,
+        },
+      },
+      ApprovalDecision: {
+        type: 'object',
+        required: ['approved', 'action_hash'],
+        additionalProperties: false,
+        properties: {
+          approved: { type: 'boolean' },
+          action_hash: { type: 'string', minLength: 1 },
+          decided_by: {
+            ...nullableString,
+            maxLength: MAX_NOTE_LENGTH,
+            description: "Default: the caller's principal.",
+          },
+          reason: { ...nullableString, maxLength: MAX_NOTE_LENGTH },
+        },
+      },
+    },
+    paths: {
+      [path]: {
+        get: {
+          operationId: 'list_approvals',
+          summary: "The caller's approval requests, oldest first",
+          tags,
+          parameters: [
+            { name: 'state', in: 'query', schema: { enum: [...STATES] } },
+            { name: 'task_id', in: 'query', schema: { type: 'string' } },
+            {
+              name: 'limit',
+              in: 'query',
+              description: 'Default 100.',
+              schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT },
+            },
+            context.tenantHeader,
+          ],
+          responses: {
+            '200': {
+              description: 'The requests.',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['approvals'],
+                    properties: { approvals: { type: 'array', items: context.schema('ApprovalRecord') } },
+                  },
+                },
+              },
+            },
+            ...context.errorResponses([...context.callErrors, 'VALIDATION_FAILED']),
+          },
+        },
+      },
+      [`${path}/{request_id}`]: {
+        get: {
+          operationId: 'get_approval',
+          summary: "One of the caller's approval requests",
+          tags,
+          parameters: [REQUEST_ID, context.tenantHeader],
+          responses: {
+            '200': { description: 'The request.', content: record },
+            ...context.errorResponses([...context.callErrors, 'APPROVAL_NOT_FOUND']),
+          },
+        },
+        post: {
+          operationId: 'decide_approval',
+          summary: 'Decide a pending request',
+          tags,
+          parameters: [REQUEST_ID, context.tenantHeader],
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: context.schema('ApprovalDecision') } },
+          },
+          responses: {
+            '200': { description: 'The decided request.', content: record },
+            ...context.errorResponses([
+              ...context.callErrors,
+              ...context.bodyErrors,
+              'VALIDATION_FAILED',
+              'APPROVAL_NOT_FOUND',
+              'APPROVAL_ALREADY_DECIDED',
+              'APPROVAL_ACTION_MISMATCH',
+            ]),
+          },
+        },
+      },
+    },
+  };
 }
 
 /** The reviewer routes of `store`, for `new HTTPTransport({ routes: [approvalRoutes(store)] })`. */

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TlsOptions } from '@agent/core';
 import type { ServerState } from '@agent/server';
-import type { RequestScope } from '@agent/server/node';
+import type { CorsPolicy, RequestScope } from '@agent/server/node';
 
 export interface HttpEndpoint {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -48,6 +48,11 @@ export interface BackendOptions {
   basePath: string;
   /** What `/readyz` reports. */
   state(): ServerState;
+  /**
+   * The transport's `cors` option, checked. `NodeHost` applies it when given it; a backend that
+   * hosts requests itself calls `cors.handle(req, res)` first and stops there when it returns true.
+   */
+  cors?: CorsPolicy;
 }
 
 export type BackendFactory = (options: BackendOptions) => HttpBackend;

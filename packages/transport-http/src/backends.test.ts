@@ -69,6 +69,7 @@ describe('pluggable backends', () => {
         'GET /tasks',
         'GET /tasks/{id}',
         'GET /tasks/{id}/events',
+        'GET /openapi.json',
       ]);
       expect((await rawRequest(`${transport.url}/tasks/`, { body: createTask('plugged') })).status).toBe(200);
     } finally {

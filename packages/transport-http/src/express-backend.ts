@@ -39,6 +39,7 @@ export class ExpressBackend implements HttpBackend {
       tls: options.tls,
       basePath: options.basePath,
       state: options.state,
+      cors: options.cors,
       onRequest: (req, res, scope) => {
         (req as ScopedRequest)[SCOPE] = scope;
         app(req, res);

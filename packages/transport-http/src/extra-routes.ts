@@ -17,6 +17,10 @@ export function routesOption(value: unknown): readonly HttpRoutes[] {
     if (typeof routes !== 'object' || routes === null || typeof endpoints !== 'function') {
       throw routesError(`routes[${i}] has no endpoints(context) method`);
     }
+    const openapi = (routes as Partial<HttpRoutes>).openapi;
+    if (openapi !== undefined && typeof openapi !== 'function') {
+      throw routesError(`routes[${i}].openapi must be a method, got ${typeof openapi}`);
+    }
   });
   return Object.freeze([...(value as HttpRoutes[])]);
 }

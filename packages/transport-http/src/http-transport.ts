@@ -11,6 +11,7 @@ import {
 } from '@agent/core';
 import { numberOption } from '@agent/core/internal';
 import { TransportBase, type Listening, type ServerPipeline, type TransportDefinition } from '@agent/server';
+import { CorsPolicy } from '@agent/server/node';
 import type { BackendFactory, BackendOptions } from './backend.js';
 import { HttpClient } from './client.js';
 import { ExpressBackend } from './express-backend.js';
@@ -23,6 +24,10 @@ import {
 } from './options.js';
 import { extraEndpoints, routesOption } from './extra-routes.js';
 import type { HttpRouteContext, HttpRoutes } from './json-endpoint.js';
+import { buildOpenApiDocument, OPENAPI_CONTEXT } from './openapi-document.js';
+import { openapiEndpoint } from './openapi-endpoint.js';
+import { taskRoutesOpenApi, type OpenApiServing } from './openapi-task-routes.js';
+import type { OpenApiDocument } from './openapi-types.js';
 import { buildEndpoints } from './server-adapter.js';
 
 const BACKENDS: Record<BackendName, BackendFactory> = {
@@ -43,7 +48,7 @@ const DEFINITION: TransportDefinition = {
  * `POST /tasks/cancel`, `POST /tasks/stream`, `GET /tasks`, `GET /tasks/{id}`,
  * `GET /tasks/{id}/events`, `GET /.well-known/agent.json`, `/healthz` and `/readyz` through a
  * pluggable backend, every route a call of the server pipeline, and beside them the endpoints of the
- * `routes` option (built with `jsonEndpoint`). Client side: `send()` (GET, POST, PUT, DELETE),
+ * `routes` option (built with `jsonEndpoint`) and the OpenAPI document of them all (`GET /openapi.json`). Client side: `send()` (GET, POST, PUT, DELETE),
  * `subscribe()` and `subscribeTask()` over axios with lazy authentication.
  */
 export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
@@ -52,6 +57,11 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
   private readonly backendName: BackendName | undefined;
   private readonly client: HttpClient;
   private readonly routes: readonly HttpRoutes[];
+  private readonly cors: CorsPolicy | undefined;
+  private readonly openapi: OpenApiServing;
+  /** The document of the current start, without `servers`, and the whole one once asked for. */
+  private document: Omit<OpenApiDocument, 'servers'> | undefined;
+  private served: OpenApiDocument | undefined;
 
   constructor(options: HTTPTransportOptions) {
     super(DEFINITION, options);
@@ -70,6 +80,8 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
       throw new ValueError(`Unknown HTTP backend "${String(backend)}" (expected node, express or a factory)`);
     }
     this.routes = routesOption(options.routes);
+    this.cors = CorsPolicy.from(DEFINITION.className, options.cors);
+    this.openapi = openapiOption(options.openapi);
     this.client = new HttpClient({
       timeoutMs: this.timeoutMs,
       maxResponseBytes: this.maxResponseBytes,
@@ -124,6 +136,26 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
     return this.authHeaders();
   }
 
+  /**
+   * The OpenAPI 3.1 document of every route this server serves (what `GET /openapi.json` answers,
+   * also when that route is off). ValueError before `start()`: the route sets are asked at start.
+   */
+  openapiDocument(): OpenApiDocument {
+    if (this.served) return this.served;
+    const document = this.document;
+    if (!document) throw new ValueError('HTTPTransport.openapiDocument() needs a started server');
+    const { openapi, info, paths, components, security } = document;
+    this.served = {
+      openapi,
+      info,
+      servers: [{ url: this.url }],
+      paths,
+      components,
+      ...(security ? { security } : {}),
+    };
+    return this.served;
+  }
+
   protected async listen(pipeline: ServerPipeline, tls: TlsOptions | undefined): Promise<Listening> {
     const { basePath } = this.address;
     const options: BackendOptions = {
@@ -132,12 +164,28 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
       state: () => pipeline.state,
     };
     if (tls) options.tls = tls;
-    const taskEndpoints = buildEndpoints(pipeline, basePath, this.maxBodyBytes);
+    if (this.cors) options.cors = this.cors;
     const context: HttpRouteContext = { pipeline, basePath, maxBodyBytes: this.maxBodyBytes };
+    const own = buildEndpoints(pipeline, basePath, this.maxBodyBytes);
+    if (this.openapi !== 'off') {
+      own.push(openapiEndpoint(context, this.openapi === 'public', () => this.openapiDocument()));
+    }
     // Checked before the backend exists: a conflict fails start() with nothing to clean up.
-    const extra = extraEndpoints(this.routes, context, taskEndpoints);
+    const endpoints = [...own, ...extraEndpoints(this.routes, context, own)];
+    this.served = undefined;
+    this.document = buildOpenApiDocument({
+      basePath,
+      authenticator: pipeline.authenticator,
+      endpoints,
+      contributions: [
+        { label: 'the task routes', contribution: taskRoutesOpenApi(OPENAPI_CONTEXT, this.openapi) },
+        ...this.routes.flatMap((set, i) =>
+          set.openapi ? [{ label: `routes[${i}]`, contribution: set.openapi(OPENAPI_CONTEXT) }] : [],
+        ),
+      ],
+    });
     const backend = this.backendFactory(options);
-    backend.setupRoutes([...taskEndpoints, ...extra]);
+    backend.setupRoutes(endpoints);
     const port = await backend.start(this.address.host, this.address.port);
     return { port, close: () => backend.stop() };
   }
@@ -151,4 +199,13 @@ export class HTTPTransport extends TransportBase<HTTPTransportOptions> {
     if (this.backendName) options.backend = this.backendName;
     return options;
   }
+}
+
+/** `openapi`: `true` (default) behind the authenticator, `'public'` without, `false` not served. */
+function openapiOption(value: unknown): OpenApiServing {
+  if (value === undefined || value === true) return 'authenticated';
+  if (value === false) return 'off';
+  if (value === 'public') return 'public';
+  const message = `HTTPTransport option "openapi" must be true, false or 'public', got ${String(value)}`;
+  throw new ValueError(message, { data: { option: 'openapi' } });
 }

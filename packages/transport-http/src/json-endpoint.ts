@@ -7,6 +7,7 @@ import type { ServerCall, ServerPipeline } from '@agent/server';
 import { writeError, writeJson } from '@agent/server/node';
 import type { HttpEndpoint } from './backend.js';
 import { ExchangeRoute, type Exchange } from './exchange.js';
+import type { OpenApiContext, OpenApiContribution } from './openapi-types.js';
 import { ENDPOINT_METHODS } from './router.js';
 
 /** Extra endpoints an HTTPTransport serves beside its task routes (e.g. the registry's). */
@@ -16,6 +17,12 @@ export interface HttpRoutes {
    * pipeline). Paths are absolute: below `context.basePath`, as {@link jsonEndpoint} builds them.
    */
   endpoints(context: HttpRouteContext): HttpEndpoint[];
+  /**
+   * Describes the endpoints in the transport's OpenAPI document (`GET /openapi.json`): paths below
+   * the transport URL's path, as `endpoints()` names them. Asked once per `start()`. Without it the
+   * endpoints are listed bare, marked `x-undocumented`.
+   */
+  openapi?(context: OpenApiContext): OpenApiContribution;
 }
 
 /** What a route set gets from the transport that serves it. */

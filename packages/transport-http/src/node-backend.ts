@@ -17,6 +17,7 @@ export class NodeBackend implements HttpBackend {
       tls: options.tls,
       basePath: options.basePath,
       state: options.state,
+      cors: options.cors,
       onRequest: (req, res, scope) => serveRoute(this.routes, maxBodyBytes, req, res, scope),
     });
   }

@@ -1,4 +1,5 @@
 import type { TransportOptions } from '@agent/server';
+import type { CorsOptions } from '@agent/server/node';
 import type { BackendFactory } from './backend.js';
 import type { HttpRoutes } from './json-endpoint.js';
 
@@ -16,9 +17,19 @@ export interface HTTPTransportOptions extends TransportOptions {
    * tenant, error policy), such as a `Registry`'s. Asked for their endpoints at every `start()`.
    */
   routes?: readonly HttpRoutes[];
+  /**
+   * Server side: which other origins' pages may call the server (preflights answered before
+   * authentication; every response marked for an allowed origin). Default: none (no CORS headers).
+   */
+  cors?: CorsOptions;
+  /**
+   * Server side: serve the OpenAPI 3.1 document of every route at `GET /openapi.json`: `true`
+   * (default) behind the authenticator like the card, `'public'` without credentials, `false` not at all.
+   */
+  openapi?: boolean | 'public';
 }
 
 /** The option names HTTPTransport accepts beyond the shared ones. */
-export const HTTP_OPTION_NAMES = ['backend', 'maxResponseBytes', 'routes'] as const;
+export const HTTP_OPTION_NAMES = ['backend', 'maxResponseBytes', 'routes', 'cors', 'openapi'] as const;
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;

@@ -1,4 +1,5 @@
 import type { TransportOptions } from '@agent/server';
+import type { CorsOptions } from '@agent/server/node';
 import { numberOption } from '@agent/core/internal';
 
 /**
@@ -13,10 +14,15 @@ export interface SSETransportOptions extends TransportOptions {
   maxResponseBytes?: number;
   /** Server: a client that leaves a stream before its final status cancels the task. Default false. */
   cancelOnDisconnect?: boolean;
+  /**
+   * Server: which other origins' pages may call the server (preflights answered before
+   * authentication; every response marked for an allowed origin). Default: none (no CORS headers).
+   */
+  cors?: CorsOptions;
 }
 
 /** The option names this transport accepts beyond the shared ones. */
-export const SSE_OPTION_NAMES = ['heartbeatMs', 'maxResponseBytes', 'cancelOnDisconnect'] as const;
+export const SSE_OPTION_NAMES = ['heartbeatMs', 'maxResponseBytes', 'cancelOnDisconnect', 'cors'] as const;
 
 export const DEFAULTS = {
   heartbeatMs: 15_000,

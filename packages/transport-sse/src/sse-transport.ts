@@ -7,7 +7,7 @@ import type {
   TlsOptions,
 } from '@agent/core';
 import { TransportBase, type Listening, type ServerPipeline, type TransportDefinition } from '@agent/server';
-import { NodeHost } from '@agent/server/node';
+import { CorsPolicy, NodeHost } from '@agent/server/node';
 import { SSEClient } from './client.js';
 import { SSE_OPTION_NAMES, sseSettings, type SSESettings, type SSETransportOptions } from './options.js';
 import { SSEServerAdapter } from './server-adapter.js';
@@ -29,10 +29,12 @@ const DEFINITION: TransportDefinition = {
 export class SSETransport extends TransportBase<SSETransportOptions> {
   private readonly sse: SSESettings;
   private readonly client: SSEClient;
+  private readonly cors: CorsPolicy | undefined;
 
   constructor(options: SSETransportOptions) {
     super(DEFINITION, options);
     this.sse = sseSettings(options);
+    this.cors = CorsPolicy.from(DEFINITION.className, options.cors);
     this.client = new SSEClient({
       tls: this.tls,
       timeoutMs: this.timeoutMs,
@@ -77,7 +79,13 @@ export class SSETransport extends TransportBase<SSETransportOptions> {
       heartbeatMs: this.sse.heartbeatMs,
       cancelOnDisconnect: this.sse.cancelOnDisconnect,
     });
-    const host = new NodeHost({ tls, basePath, onRequest: adapter.onRequest, state: () => pipeline.state });
+    const host = new NodeHost({
+      tls,
+      basePath,
+      cors: this.cors,
+      onRequest: adapter.onRequest,
+      state: () => pipeline.state,
+    });
     const port = await host.start(this.address.host, this.address.port);
     return { port, close: () => host.close() };
   }
