@@ -31,6 +31,7 @@ process.on('SIGTERM', () => {});
 async function main(): Promise<void> {
   const config = loadConfig();
   const server = await startReferenceServer(config, {
+    onInterrupted: (count) => log({ event: 'tasks_interrupted', count, code: 'PROCESS_RESTARTED' }),
     onLostReplica: (lost) =>
       log({ event: 'replica_lost', replica_id: lost.replica_id, tasks: lost.tasks.length }),
   });

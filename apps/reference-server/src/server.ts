@@ -108,6 +108,8 @@ function hostForUrl(host: string): string {
 export interface StartOptions {
   /** Told about each lost replica whose tasks this replica finished (PostgreSQL), for the log. */
   onLostReplica?: (lost: LostReplica) => void;
+  /** Told how many tasks the previous process left running were finished at start (a SQLite file). */
+  onInterrupted?: (count: number) => void;
 }
 
 export async function startReferenceServer(
@@ -122,6 +124,7 @@ export async function startReferenceServer(
     registry: config.registry.enabled,
     approvals: config.approvals === 'store',
     onLostReplica: (lost) => options.onLostReplica?.(lost),
+    onInterrupted: (count) => options.onInterrupted?.(count),
   });
   const { runStore, registryStore, approvalStore } = stores;
   let registry: Registry | undefined;

@@ -5,7 +5,7 @@
  * database, shared by every replica started on it).
  */
 import { randomUUID } from 'node:crypto';
-import { ValueError } from '@agent/core';
+import { ProcessRestartedError, ValueError } from '@agent/core';
 import {
   InMemoryApprovalStore,
   InMemoryRegistryStore,
@@ -74,6 +74,8 @@ export interface OpenStoresOptions {
   postgres?: PostgresConfig;
   registry?: boolean;
   approvals?: boolean;
+  /** Told how many tasks a previous process left running were finished `failed` (PROCESS_RESTARTED). */
+  onInterrupted?: (count: number) => void;
   /** Told about each lost replica whose tasks this one finished, for the log. */
   onLostReplica?: (lost: LostReplica) => void;
 }
@@ -83,6 +85,16 @@ export async function openStores(options: OpenStoresOptions): Promise<ServerStor
   const { spec, limits = {} } = options;
   if (isPostgresStore(spec)) return openPostgres(options);
   const runStore = createRunStore(spec, limits);
+  try {
+    // A file outlives its process: what the last one left running is finished before anything runs.
+    const finished = await runStore.finishInterruptedTasks?.(
+      new ProcessRestartedError('The process running the task stopped before it finished'),
+    );
+    if (finished && finished.length > 0) options.onInterrupted?.(finished.length);
+  } catch (error) {
+    await runStore.close();
+    throw error;
+  }
   let registryStore: RegistryStore | undefined;
   let approvalStore: ApprovalStore | undefined;
   const close = async (): Promise<void> => {

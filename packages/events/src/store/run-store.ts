@@ -4,6 +4,7 @@
  */
 import {
   ANONYMOUS_PRINCIPAL,
+  type AgentError,
   type JsonObject,
   type RunContextData,
   type Task,
@@ -135,6 +136,14 @@ export interface RunStore {
   deleteBefore(isoTimestamp: string): Promise<number>;
   /** Releases the store; later calls reject. Idempotent. */
   close(): Promise<void> | void;
+  /**
+   * Finishes `failed` every task a previous process left running (`submitted` or `working`): one
+   * `task.error` and one final status each, carrying `error`'s code and message, and the failed
+   * snapshot. Returns their records as now stored. For a store that outlives the one process using
+   * it (a SQLite file), called at start before any task runs; a store replicas share leaves this to
+   * its coordination's leases. Tasks waiting for input are not running and stay as they are.
+   */
+  finishInterruptedTasks?(error: AgentError): Promise<TaskRecord[]>;
   /** Present on a store several processes share: how each reaches the tasks the others run. */
   readonly coordination?: TaskCoordination;
 }

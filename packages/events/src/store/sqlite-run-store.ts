@@ -3,8 +3,15 @@
  * so readers in other processes see committed writes while one process writes.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { TaskNotFoundError, UnavailableError, ValueError, type Task, type TaskEvent } from '@agent/core';
-import { optionNames } from '@agent/core/internal';
+import {
+  AgentError,
+  TaskNotFoundError,
+  UnavailableError,
+  ValueError,
+  type Task,
+  type TaskEvent,
+} from '@agent/core';
+import { failedEnding, optionNames } from '@agent/core/internal';
 import { RedactionPolicy } from '../redaction.js';
 import { RunReport } from '../run-report.js';
 import type { RunStoreOptions } from './in-memory-run-store.js';
@@ -428,6 +435,36 @@ export class SqliteRunStore implements RunStore {
         .immediate();
     } catch (error) {
       throw sqliteError(error, 'SqliteRunStore.appendTaskEvents');
+    }
+  }
+
+  async finishInterruptedTasks(error: AgentError): Promise<TaskRecord[]> {
+    this.#open();
+    if (!(error instanceof AgentError)) throw new ValueError('finishInterruptedTasks needs an AgentError');
+    try {
+      // One IMMEDIATE transaction: no other writer sees a task half finished, and a second process
+      // doing the same at once finds nothing left to finish.
+      return this.#db
+        .transaction(() => {
+          const rows = this.#prepare(
+            "SELECT * FROM task_records WHERE state IN ('submitted', 'working') ORDER BY updated_at ASC, task_id ASC",
+          ).all() as TaskRow[];
+          return rows.map((row) => {
+            const record = parseTaskRow(row);
+            const owner = { tenant: record.tenant, principal_id: record.principal_id };
+            const [errorEvent, finalEvent] = failedEnding(record.task, error);
+            const last = this.#lastSequence.get(owner.tenant, owner.principal_id, record.task_id) as number;
+            eventTextsOf(record.task_id, [errorEvent, finalEvent], this.#policy).forEach((text, index) =>
+              this.#insertEvent.run(owner.tenant, owner.principal_id, record.task_id, last + index + 1, text),
+            );
+            const snapshot = taskRowOf(finalEvent.task!, { owner }, this.#policy, this.#now);
+            this.#upsertTask.run({ ...snapshot.columns, task: snapshot.task });
+            return parseTaskRow(this.#findTask(owner, record.task_id)!);
+          });
+        })
+        .immediate();
+    } catch (failure) {
+      throw sqliteError(failure, 'SqliteRunStore.finishInterruptedTasks');
     }
   }
 
