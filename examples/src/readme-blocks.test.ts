@@ -102,6 +102,15 @@ const RUNNABLE: RunnableBlock[] = [
     expect: ['buy milk', 'true Note todo/today not found'],
   },
   {
+    readme: 'packages/transport-http/README.md',
+    after: '## OpenAPI document',
+    expect: [
+      '204 https://app.example.com',
+      '401 https://app.example.com',
+      '3.1.0 /.well-known/agent.json /healthz /openapi.json /readyz /tasks /tasks/cancel /tasks/stream /tasks/{id} /tasks/{id}/events',
+    ],
+  },
+  {
     readme: 'packages/a2a/README.md',
     after: '## Example',
     expect: ['echo', 'echo: hello', 'completed'],
@@ -115,6 +124,11 @@ const RUNNABLE: RunnableBlock[] = [
     readme: 'packages/transport-sse/README.md',
     after: '## Example',
     expect: ['completed', 'task.status completed'],
+  },
+  {
+    readme: 'packages/transport-sse/README.md',
+    after: '## CORS',
+    expect: ['204 Content-Type, X-API-Key, Last-Event-ID', 'https://app.example.com completed'],
   },
   { readme: 'packages/transport-ws/README.md', after: '## Example', expect: ['task.status'] },
   {
