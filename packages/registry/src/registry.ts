@@ -9,12 +9,15 @@ import {
   type HttpRoutes,
   type JsonEndpointAnswer,
   type JsonEndpointInput,
+  type OpenApiContext,
+  type OpenApiContribution,
 } from '@agent/transport-http';
 import { validateRegistryCard, type RegistryCard } from './registry-card.js';
 import { toEntryView, type RegistryEntryPage, type RegistryEntryView } from './entry-view.js';
 import { alreadyRegistered, notRegistered, registryFull } from './errors.js';
 import { invalidListQuery, parseListQuery } from './list-query.js';
 import { DEFAULT_MAX_ENTRIES, DEFAULT_TTL_MS, REGISTRY_OPERATIONS } from './operations.js';
+import { registryOpenApi } from './registry-openapi.js';
 
 export interface RegistryOptions {
   /** Where entries live. Default: a new InMemoryRegistryStore (closed by `close()`). */
@@ -87,6 +90,11 @@ export class Registry implements HttpRoutes {
       route(ops.deregister, false, (call, { params }) => this.deregister(call, nameParam(params))),
       route(ops.get_agent, false, (call, { params }) => this.get(call, nameParam(params))),
     ];
+  }
+
+  /** The six routes in the transport's OpenAPI document (`GET /openapi.json`). */
+  openapi(context: OpenApiContext): OpenApiContribution {
+    return registryOpenApi(context);
   }
 
   /** Closes the store the registry created; a store passed in stays the caller's to close. */
