@@ -118,15 +118,31 @@ export interface SubscribeTaskRequest {
   after?: number;
 }
 
-export interface SubscribeTaskOptions extends SendOptions {
+/**
+ * A subscription follows a task that already runs in its own trace: it names no `traceparent` of
+ * its own (the active OpenTelemetry span, when there is one, still goes with it).
+ */
+export interface SubscribeTaskOptions extends CallDeadlineOptions {
   /** Only events whose `sequence` is larger (the last one seen). Default 0. */
   after?: number;
 }
 
-export interface SendOptions {
+/** What every client call takes: its abort signal and deadline. */
+export interface CallDeadlineOptions {
   signal?: AbortSignal;
   /** Overrides the transport's default timeout for this call. */
   timeoutMs?: number;
+}
+
+export interface SendOptions extends CallDeadlineOptions {
+  /**
+   * W3C `traceparent` of the caller's span, sent with this call. It wins over the active
+   * OpenTelemetry span (which every client sends when `@opentelemetry/api` is installed and a span
+   * is active); an invalid value is ignored.
+   */
+  traceparent?: string;
+  /** W3C `tracestate` sent beside `traceparent` (only with it). */
+  tracestate?: string;
 }
 
 /**

@@ -121,6 +121,7 @@ export {
   type TaskFunction,
   type ClientRequestSpec,
   type ClientOperationName,
+  type CallDeadlineOptions,
   type SendOptions,
   type Transport,
   type GetTaskRequest,

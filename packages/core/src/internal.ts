@@ -24,10 +24,11 @@ export { checkOptionNames, optionNames } from './option-names.js';
 export { isLogger } from './logger.js';
 export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';
 export { copyPlainData, snapshot } from './clone.js';
+export { parseTraceparent, formatTraceparent, traceIdOf, type TraceParent } from './trace-context.js';
 export {
-  parseTraceparent,
-  formatTraceparent,
-  traceIdOf,
-  type TraceParent,
-} from './trace-context.js';
+  outgoingTraceHeaders,
+  withTraceHeaders,
+  type TraceHeaders,
+  type TraceOptions,
+} from './trace-propagation.js';
 export { buildSchemas, errorBodySchema } from './schemas.js';
