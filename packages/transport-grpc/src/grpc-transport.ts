@@ -92,7 +92,7 @@ export class GRPCTransport extends TransportBase<GRPCTransportOptions> {
     const payload = operation === 'send_task' ? readTaskPayload(data) : data;
     const request = encodeInvokeRequest(operation, payload);
     const response = await this.pool.invoke(baseUrl, request, {
-      metadata: await this.outgoingMetadata(),
+      metadata: await this.outgoingMetadata(options),
       timeoutMs: options.timeoutMs ?? this.timeoutMs,
       signal: options.signal,
     });
@@ -102,7 +102,7 @@ export class GRPCTransport extends TransportBase<GRPCTransportOptions> {
   /** Streams a task's events; `options.timeoutMs` sets a deadline for the whole stream (none by default). */
   async *subscribe(agentUrl: string, task: Task, options: SendOptions = {}): AsyncIterable<TaskEvent> {
     const request = encodeInvokeRequest('send_task', readTaskPayload(task));
-    const metadata = await this.outgoingMetadata();
+    const metadata = await this.outgoingMetadata(options);
     yield* this.pool.stream(agentUrl, request, {
       metadata,
       timeoutMs: options.timeoutMs,
@@ -121,7 +121,7 @@ export class GRPCTransport extends TransportBase<GRPCTransportOptions> {
     options: SubscribeTaskOptions = {},
   ): AsyncIterable<TaskEvent> {
     const request = encodeSubscribeRequest({ task_id: taskId, after: options.after ?? 0 });
-    const metadata = await this.outgoingMetadata();
+    const metadata = await this.outgoingMetadata(options);
     yield* this.pool.subscribe(agentUrl, request, {
       metadata,
       timeoutMs: options.timeoutMs,
@@ -129,8 +129,11 @@ export class GRPCTransport extends TransportBase<GRPCTransportOptions> {
     });
   }
 
-  /** The credentials as lowercase metadata, and `x-tenant` for a tenant other than the default one. */
-  private async outgoingMetadata(): Promise<Metadata> {
-    return headersToMetadata(await this.callHeaders('metadata'));
+  /**
+   * The credentials as lowercase metadata, `x-tenant` for a tenant other than the default one, and
+   * the call's trace context.
+   */
+  private async outgoingMetadata(options: SendOptions): Promise<Metadata> {
+    return headersToMetadata(await this.callHeaders('metadata'), options);
   }
 }

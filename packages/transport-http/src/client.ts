@@ -12,7 +12,7 @@ import {
   type TaskEvent,
   type TlsOptions,
 } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { isRecord, withTraceHeaders, type TraceOptions } from '@agent/core/internal';
 import { SSE_CONTENT_TYPE } from '@agent/server/node';
 import { callTarget } from './call-target.js';
 import { EventDecoder } from './codec.js';
@@ -32,7 +32,7 @@ export interface HttpClientOptions {
   onUnauthenticated(): void;
 }
 
-export interface RequestOptions {
+export interface RequestOptions extends TraceOptions {
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
 }
@@ -69,7 +69,7 @@ export class HttpClient {
     const call = new CallSignal(options.timeoutMs ?? this.options.timeoutMs, options.signal);
     let response: AxiosResponse<string>;
     try {
-      response = await this.session.axios.request<string>(await this.config(spec, url, body, call));
+      response = await this.session.axios.request<string>(await this.config(spec, url, body, call, options));
     } catch (error) {
       throw this.session.failure(error, url, call);
     } finally {
@@ -101,7 +101,7 @@ export class HttpClient {
     const subscription = options.after !== undefined;
     let body: Readable;
     try {
-      const config = await this.config(spec, url, target.body, call);
+      const config = await this.config(spec, url, target.body, call, options);
       config.responseType = 'stream';
       config.headers = { ...config.headers, accept: SSE_CONTENT_TYPE };
       if (subscription && options.after !== 0) config.headers['last-event-id'] = String(options.after);
@@ -154,19 +154,23 @@ export class HttpClient {
     this.session.close();
   }
 
-  /** `body`: what {@link callTarget} made of the call's data (undefined for GET and DELETE). */
+  /**
+   * `body`: what {@link callTarget} made of the call's data (undefined for GET and DELETE); `trace`:
+   * the call's own `traceparent`, else the active OpenTelemetry span's, goes with every request.
+   */
   private async config(
     spec: ClientRequestSpec,
     url: string,
     body: unknown,
     call: CallSignal,
+    trace: TraceOptions,
   ): Promise<AxiosRequestConfig> {
     const headers = await this.options.headers();
     return {
       method: spec.method,
       url,
       data: body,
-      headers: { accept: 'application/json', ...headers },
+      headers: withTraceHeaders({ accept: 'application/json', ...headers }, trace),
       signal: call.signal,
     };
   }

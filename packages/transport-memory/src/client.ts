@@ -4,7 +4,7 @@
  * stop that gives up on the call).
  */
 import { AgentError, DeadlineExceededError, UnavailableError } from '@agent/core';
-import { raceAbort } from '@agent/core/internal';
+import { raceAbort, withTraceHeaders, type TraceOptions } from '@agent/core/internal';
 import type { RequestInfo } from '@agent/server';
 
 /** The typed error a caller sees when its call was aborted (a timeout signal's reason becomes DEADLINE_EXCEEDED). */
@@ -48,11 +48,16 @@ export class CallerScope {
 
   /**
    * What the pipeline is told about the call: the headers the caller built (credentials and
-   * `x-tenant`, names lowercase) and `send()`'s params standing in for a query string (`api_key` …).
+   * `x-tenant`, names lowercase) with the trace context (`trace`'s own `traceparent`, else the active
+   * OpenTelemetry span's), and `send()`'s params standing in for a query string (`api_key` …).
    */
-  request(headers: Record<string, string>, params?: Record<string, string>): RequestInfo {
+  request(
+    headers: Record<string, string>,
+    params?: Record<string, string>,
+    trace?: TraceOptions,
+  ): RequestInfo {
     return {
-      headers,
+      headers: withTraceHeaders(headers, trace),
       query: params ? new URLSearchParams(params) : undefined,
       signal: this.signal,
       abort: (reason) => this.abort(reason),

@@ -193,7 +193,7 @@ export class RuntimeTransport implements Transport {
     const entry = this.registry.resolve(baseUrl);
     const scope = new CallerScope(options.signal, options.timeoutMs ?? this.timeoutMs);
     try {
-      const request = scope.request(await scope.race(this.outgoingHeaders()), params);
+      const request = scope.request(await scope.race(this.outgoingHeaders()), params, options);
       return (await scope.race(serveUnary(entry.pipeline, request, spec.name, data))) as TResult;
     } finally {
       scope.end();
@@ -230,7 +230,7 @@ export class RuntimeTransport implements Transport {
     const scope = new CallerScope(options.signal, options.timeoutMs);
     let events: EventFeed;
     try {
-      events = await this.openFeed(entry.pipeline, scope, (call) => open(entry.pipeline, call));
+      events = await this.openFeed(entry.pipeline, scope, options, (call) => open(entry.pipeline, call));
     } catch (error) {
       scope.end();
       throw error;
@@ -280,9 +280,10 @@ export class RuntimeTransport implements Transport {
   private async openFeed(
     pipeline: ServerPipeline,
     scope: CallerScope,
+    options: SendOptions,
     open: (call: ServerCall) => EventFeed,
   ): Promise<EventFeed> {
-    const request = scope.request(await scope.race(this.outgoingHeaders()));
+    const request = scope.request(await scope.race(this.outgoingHeaders()), undefined, options);
     const opening = serveFeed(pipeline, request, open);
     try {
       return await scope.race(opening);

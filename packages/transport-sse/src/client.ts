@@ -21,7 +21,7 @@ import {
   type TaskEvent,
   type TlsOptions,
 } from '@agent/core';
-import { httpEndpointUrl, isRecord } from '@agent/core/internal';
+import { httpEndpointUrl, isRecord, withTraceHeaders } from '@agent/core/internal';
 import { errorFromHttpResponse, openRequest, readText, type OpenRequest } from './client-request.js';
 import {
   decodeFrame,
@@ -163,7 +163,11 @@ export class SSEClient {
     return openRequest({
       url,
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', accept: call.accept },
+      // The call's own `traceparent`, else the active OpenTelemetry span's.
+      headers: withTraceHeaders(
+        { ...headers, 'content-type': 'application/json', accept: call.accept },
+        call.options,
+      ),
       body: encodeRequest(call.id, call.method, call.params),
       agent: this.agentFor(url),
       timeoutMs: timeoutMs ?? this.settings.timeoutMs,

@@ -14,7 +14,13 @@ import {
   type TaskList,
   type TlsOptions,
 } from '@agent/core';
-import { isRecord, parseCancelRequest, readTaskPayload } from '@agent/core/internal';
+import {
+  isRecord,
+  outgoingTraceHeaders,
+  parseCancelRequest,
+  readTaskPayload,
+  type TraceOptions,
+} from '@agent/core/internal';
 import { ClientConnection, type CallOptions, type OutgoingFrame } from './client-connection.js';
 import { streamEvents } from './client-stream.js';
 import type { ConnectionKind, ResultFrame } from './codec.js';
@@ -52,13 +58,14 @@ export class WebSocketClient {
   ): Promise<TResult> {
     const callOptions: CallOptions = { timeoutMs: options.timeoutMs ?? this.options.timeoutMs };
     if (options.signal) callOptions.signal = options.signal;
+    const trace = traced(options);
     switch (operationOf(spec)) {
       case 'send_task': {
         const task = readTaskPayload(data);
         const result = await this.call(
           baseUrl,
           'data',
-          { op: 'task.send', task, stream: false },
+          trace({ op: 'task.send', task, stream: false }),
           callOptions,
         );
         return requireTask(result) as TResult;
@@ -67,21 +74,21 @@ export class WebSocketClient {
         const { taskId, reason } = parseCancelRequest(data);
         const frame: OutgoingFrame = { op: 'task.cancel', task_id: taskId };
         if (reason !== undefined) frame.reason = reason;
-        return requireTask(await this.call(baseUrl, 'control', frame, callOptions)) as TResult;
+        return requireTask(await this.call(baseUrl, 'control', trace(frame), callOptions)) as TResult;
       }
       case 'get_card': {
-        const result = await this.call(baseUrl, 'data', { op: 'agent.card' }, callOptions);
+        const result = await this.call(baseUrl, 'data', trace({ op: 'agent.card' }), callOptions);
         if (!result.card) throw new InternalError('The agent.card result carries no card');
         return result.card as AgentCard as TResult;
       }
       case 'get_task': {
         const fields = requestFields(data, 'get_task');
         const frame: OutgoingFrame = { ...fields, op: 'task.get', task_id: fields.task_id };
-        return requireTask(await this.call(baseUrl, 'data', frame, callOptions)) as TResult;
+        return requireTask(await this.call(baseUrl, 'data', trace(frame), callOptions)) as TResult;
       }
       case 'list_tasks': {
         const frame: OutgoingFrame = { ...requestFields(data, 'list_tasks'), op: 'task.list' };
-        return requireList(await this.call(baseUrl, 'data', frame, callOptions)) as TResult;
+        return requireList(await this.call(baseUrl, 'data', trace(frame), callOptions)) as TResult;
       }
       case 'stream_task':
       case 'subscribe_task':
@@ -99,12 +106,13 @@ export class WebSocketClient {
    */
   async *subscribe(agentUrl: string, task: Task, options: SendOptions = {}): AsyncGenerator<TaskEvent> {
     const checked = readTaskPayload(task);
+    const frame = traced(options)({ op: 'task.send', task: checked, stream: true });
     const connection = await this.connection(agentUrl, 'data');
-    yield* streamEvents(
-      connection,
-      { op: 'task.send', task: checked, stream: true },
-      { signal: options.signal, timeoutMs: options.timeoutMs, maxQueuedEvents: this.options.maxQueuedEvents },
-    );
+    yield* streamEvents(connection, frame, {
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+      maxQueuedEvents: this.options.maxQueuedEvents,
+    });
   }
 
   /**
@@ -117,10 +125,11 @@ export class WebSocketClient {
     taskId: string,
     options: SubscribeTaskOptions = {},
   ): AsyncGenerator<TaskEvent> {
-    const frame: OutgoingFrame =
+    const frame: OutgoingFrame = traced({})(
       options.after === undefined
         ? { op: 'task.subscribe', task_id: taskId }
-        : { op: 'task.subscribe', task_id: taskId, after: options.after };
+        : { op: 'task.subscribe', task_id: taskId, after: options.after },
+    );
     const connection = await this.connection(agentUrl, 'data');
     yield* streamEvents(connection, frame, {
       signal: options.signal,
@@ -189,6 +198,15 @@ export class WebSocketClient {
       throw error;
     }
   }
+}
+
+/**
+ * Adds the call's trace context (its own `traceparent`, else the active OpenTelemetry span's) to
+ * its frame: per frame, since one socket carries calls of many traces.
+ */
+function traced(options: TraceOptions): <F extends OutgoingFrame>(frame: F) => F {
+  const trace = outgoingTraceHeaders(options);
+  return trace === undefined ? (frame) => frame : (frame) => ({ ...frame, ...trace });
 }
 
 function operationOf(spec: ClientRequestSpec): string {

@@ -14,13 +14,23 @@ import {
   type TaskList,
 } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
-import type { OperationName } from '@agent/server';
+import type { HeaderBag, OperationName } from '@agent/server';
 import type { RawData } from 'ws';
 
 export type ConnectionKind = 'data' | 'control';
 
+/**
+ * Every call frame may carry the caller's W3C trace context: one socket serves calls of many
+ * traces, so the handshake's headers cannot. The server hands them to that call's handler as its
+ * `traceparent` and `tracestate` headers.
+ */
+export interface TraceFields {
+  traceparent?: string;
+  tracestate?: string;
+}
+
 /** Client → server on the data connection: run a task; `stream` asks for `event` frames before the `result`. */
-export interface TaskSendFrame {
+export interface TaskSendFrame extends TraceFields {
   op: 'task.send';
   id: string;
   task: unknown;
@@ -28,13 +38,13 @@ export interface TaskSendFrame {
 }
 
 /** Client → server on either connection: read the agent card (the `get_card` operation). */
-export interface AgentCardFrame {
+export interface AgentCardFrame extends TraceFields {
   op: 'agent.card';
   id: string;
 }
 
 /** Client → server on the control connection: cancel a running task. */
-export interface TaskCancelFrame {
+export interface TaskCancelFrame extends TraceFields {
   op: 'task.cancel';
   id: string;
   task_id: unknown;
@@ -51,7 +61,7 @@ export interface CallAbortFrame {
 }
 
 /** Client → server on the data connection: read one of the caller's tasks (the `get_task` operation). */
-export interface TaskGetFrame {
+export interface TaskGetFrame extends TraceFields {
   op: 'task.get';
   id: string;
   task_id: unknown;
@@ -59,7 +69,7 @@ export interface TaskGetFrame {
 }
 
 /** Client → server on the data connection: one page of the caller's tasks (the `list_tasks` operation). */
-export interface TaskListFrame {
+export interface TaskListFrame extends TraceFields {
   op: 'task.list';
   id: string;
   session_id?: unknown;
@@ -72,7 +82,7 @@ export interface TaskListFrame {
  * Client → server on the data connection: follow one of the caller's tasks (the `subscribe_task`
  * operation), answered like a `task.send` with `stream: true`. Ending it is not a task cancel.
  */
-export interface TaskSubscribeFrame {
+export interface TaskSubscribeFrame extends TraceFields {
   op: 'task.subscribe';
   id: string;
   task_id: unknown;
@@ -160,8 +170,9 @@ export function payloadOf(frame: CallFrame): unknown {
     case 'task.get':
     case 'task.list':
     case 'task.subscribe': {
-      // The frame's `id` is the request id: it must not be read as the task id.
-      const { op: _op, id: _id, ...request } = frame;
+      // The frame's `id` is the request id: it must not be read as the task id. The trace context
+      // goes into the call's headers, not the request.
+      const { op: _op, id: _id, traceparent: _parent, tracestate: _state, ...request } = frame;
       return request;
     }
     case 'agent.card':
@@ -202,6 +213,11 @@ export function checkRequestFrame(value: unknown): RequestFrame {
   }
   if (value.op === 'task.send' && value.stream !== undefined && typeof value.stream !== 'boolean') {
     throw new InvalidRequestError('"stream" must be a boolean');
+  }
+  // A malformed value is ignored as the W3C rules say; a value that is not text is a broken frame.
+  for (const field of ['traceparent', 'tracestate'] as const) {
+    if (value[field] !== undefined && typeof value[field] !== 'string')
+      throw new InvalidRequestError(`"${field}" must be a string`);
   }
   return value as unknown as RequestFrame;
 }
@@ -251,4 +267,17 @@ export function resultFrame(
 /** An error frame for an error the server's error policy has already passed. */
 export function errorFrame(id: string | null, error: AgentError): ErrorFrame {
   return { op: 'error', id, error: error.toJSON() };
+}
+
+/**
+ * The headers of one call on a socket: the handshake's, with the trace context of the frame in
+ * place of any the handshake carried (that one belonged to whoever opened the socket).
+ */
+export function callHeaders(handshake: HeaderBag, frame: TraceFields): HeaderBag {
+  const { traceparent, tracestate } = frame;
+  if (traceparent === undefined && handshake.traceparent === undefined && handshake.tracestate === undefined)
+    return handshake;
+  const { traceparent: _parent, tracestate: _state, ...headers } = handshake;
+  if (traceparent === undefined) return headers;
+  return tracestate === undefined ? { ...headers, traceparent } : { ...headers, traceparent, tracestate };
 }

@@ -11,6 +11,7 @@ import type WebSocket from 'ws';
 import type { RawData } from 'ws';
 import { BoundedSender } from './bounded-sender.js';
 import {
+  callHeaders,
   checkRequestFrame,
   decodeJson,
   errorFrame,
@@ -164,7 +165,7 @@ export class SocketSession {
     const entry: InFlight = { controller: new AbortController(), answerOnAbort: false };
     let call: ServerCall;
     try {
-      call = this.pipeline.openOn(this.options.handshake, this.requestOf(entry));
+      call = this.pipeline.openOn(this.options.handshake, this.requestOf(entry, frame));
     } catch (error) {
       this.refuse(frame.id, error, operationOf(frame));
       return;
@@ -176,11 +177,14 @@ export class SocketSession {
     });
   }
 
-  /** What the pipeline knows of one frame: the handshake's headers, query and tenant, the frame's own signal. */
-  private requestOf(entry: InFlight): RequestInfo {
+  /**
+   * What the pipeline knows of one frame: the handshake's headers (with the frame's own trace
+   * context), query and tenant, the frame's own signal.
+   */
+  private requestOf(entry: InFlight, frame: CallFrame): RequestInfo {
     const { headers, query, remoteAddress, tenant } = this.options.handshake.request;
     return {
-      headers,
+      headers: callHeaders(headers, frame),
       query,
       remoteAddress,
       tenant,

@@ -15,6 +15,7 @@ import {
   errorCodeForHttpStatus,
   type TlsOptions,
 } from '@agent/core';
+import { withTraceHeaders, type TraceOptions } from '@agent/core/internal';
 import { EventStreamParser, SSE_CONTENT_TYPE, type SseFrame } from '@agent/server/node';
 import { CallSignal, HttpSession } from '@agent/transport-http/internal';
 import { A2A_PROTOCOL_VERSION } from '../protojson.js';
@@ -29,7 +30,7 @@ export interface A2AHttpOptions {
   onUnauthenticated(): void;
 }
 
-export interface CallOptions {
+export interface CallOptions extends TraceOptions {
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
 }
@@ -77,7 +78,7 @@ export class A2AHttp {
     const call = new CallSignal(options.timeoutMs ?? this.options.timeoutMs, options.signal);
     try {
       const response = await this.session.axios.request<string>({
-        ...(await this.config(request, call, 'application/json, application/a2a+json')),
+        ...(await this.config(request, call, 'application/json, application/a2a+json', options)),
         responseType: 'text',
       });
       this.checkStatus(response.status, request.url);
@@ -99,7 +100,7 @@ export class A2AHttp {
     let contentType: string;
     try {
       const response = await this.session.axios.request<Readable>({
-        ...(await this.config(request, call, `${SSE_CONTENT_TYPE}, application/json`)),
+        ...(await this.config(request, call, `${SSE_CONTENT_TYPE}, application/json`, options)),
         responseType: 'stream',
       });
       call.endDeadline();
@@ -145,12 +146,17 @@ export class A2AHttp {
     }
   }
 
-  private async config(request: HttpRequest, call: CallSignal, accept: string): Promise<AxiosRequestConfig> {
-    const headers: Record<string, string> = {
-      accept,
-      ...(await this.options.headers()),
-      'A2A-Version': A2A_PROTOCOL_VERSION,
-    };
+  /** The request: `A2A-Version`, authorization, and the trace context (the call's own, else the active span's). */
+  private async config(
+    request: HttpRequest,
+    call: CallSignal,
+    accept: string,
+    trace: TraceOptions,
+  ): Promise<AxiosRequestConfig> {
+    const headers: Record<string, string> = withTraceHeaders(
+      { accept, ...(await this.options.headers()), 'A2A-Version': A2A_PROTOCOL_VERSION },
+      trace,
+    );
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     return {
       method: request.method,
