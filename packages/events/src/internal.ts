@@ -1,7 +1,8 @@
 /**
  * `@agent/events/internal`: plumbing shared by the store backends (the SQLite and in-memory stores
  * here, the PostgreSQL stores of `@agent/store-postgres`): argument checks, row building, page
- * tokens and approval waiters, so every backend applies the same rules and messages. Not part of
+ * tokens and approval waiters, so every backend applies the same rules and messages; and the live
+ * task tracing `@agent/runtime` drives. Not part of
  * the public API and not semver-stable: it may change in any release.
  */
 export {
@@ -58,3 +59,14 @@ export {
   type StoredApproval,
 } from './approvals/approval-records.js';
 export { approvalKey, DecisionWaiters, type WaitedRequest } from './approvals/decision-waiters.js';
+export {
+  TaskTrace,
+  TaskTracing,
+  type DelegationTrace,
+  type ModelCallResult,
+  type ModelCallTrace,
+  type OutgoingTrace,
+  type TaskTraceStart,
+  type TaskTracingOptions,
+  type WorkTrace,
+} from './telemetry/task-tracing.js';

@@ -17,6 +17,7 @@ import {
 import { completedRun } from '../test-support/fixtures.js';
 import { LocalTraceTelemetry } from './local-trace-telemetry.js';
 import { OpenTelemetryBridge } from './opentelemetry-bridge.js';
+import { markTracedRun, unmarkTracedRun } from './traced-runs.js';
 
 /** A minimal recording TracerProvider: no OpenTelemetry SDK is installed here. */
 class RecordingSpan implements Span {
@@ -106,6 +107,21 @@ function runThrough(bridge: OpenTelemetryBridge): void {
 }
 
 describe('OpenTelemetryBridge', () => {
+  it('leaves alone the runs an Agent in this process traces itself', () => {
+    const tracer = new RecordingTracer();
+    const bridge = new OpenTelemetryBridge({ tracer });
+    const runId = completedRun().context.run_id;
+    markTracedRun(runId);
+    try {
+      runThrough(bridge);
+    } finally {
+      unmarkTracedRun(runId);
+    }
+    expect(tracer.spans).toHaveLength(0);
+    runThrough(bridge);
+    expect(tracer.spans.length).toBeGreaterThan(0);
+  });
+
   it('emits the same spans with GenAI names, kinds, parents, attributes, events and times', () => {
     const tracer = new RecordingTracer();
     const bridge = new OpenTelemetryBridge({ tracer });

@@ -5,6 +5,7 @@
 import { checkOptionNames, optionNames } from '@agent/core/internal';
 import { requireOptionalPeer } from '../optional-peer.js';
 import type { SpanAttributes, SpanData, SpanListener } from './span-data.js';
+import { isTracedRun } from './traced-runs.js';
 
 /** The part of an OpenTelemetry `Span` the bridge uses. */
 export interface OtelSpanLike {
@@ -64,10 +65,13 @@ export class OpenTelemetryBridge implements SpanListener {
   }
 
   onStart(span: SpanData): void {
+    // An Agent in this process exports this run's spans itself, live (see TaskTracing).
+    if (isTracedRun(span.run_id)) return;
     this.#startSpan(span);
   }
 
   onEnd(span: SpanData): void {
+    if (isTracedRun(span.run_id) && !this.#open.has(span.span_id)) return;
     const otel = this.#open.get(span.span_id) ?? this.#startSpan(span);
     this.#open.delete(span.span_id);
     otel.setAttributes(span.attributes);

@@ -49,6 +49,9 @@ export interface SpanListener {
 export const ATTR = {
   operationName: 'gen_ai.operation.name',
   providerName: 'gen_ai.provider.name',
+  /** The older name of `gen_ai.provider.name`, still read by many backends. */
+  system: 'gen_ai.system',
+  tokenType: 'gen_ai.token.type',
   requestModel: 'gen_ai.request.model',
   responseModel: 'gen_ai.response.model',
   finishReasons: 'gen_ai.response.finish_reasons',
@@ -71,6 +74,9 @@ export const ATTR = {
   actionId: 'agent_tasks.action_id',
   latencyMs: 'agent_tasks.llm.latency_ms',
   unfinished: 'agent_tasks.unfinished',
+  usageEstimated: 'agent_tasks.usage.estimated',
+  delegationTarget: 'agent_tasks.delegation.target',
+  delegationTaskId: 'agent_tasks.delegation.task_id',
 } as const;
 
 /** `gen_ai.operation.name` values used. */
