@@ -35,11 +35,13 @@ import {
   type RunStore,
   type TaskOwner,
 } from '@agent/events';
+import { TaskTracing } from '@agent/events/internal';
 import type { ApprovalHandler } from './approvals.js';
 import { authorizeAction, performAction, runTool, type ActionScope } from './authorize.js';
 import { BudgetTracker } from './budget-tracker.js';
 import { CancellationToken, raceCancel } from './cancellation.js';
 import { CapabilityPolicy, type Policy } from './capability-policy.js';
+import { errorTypeOf, traced } from './error-type.js';
 import { EventQueue } from './event-queue.js';
 import type { LLM } from './llm/types.js';
 import { isTransportName, loadTransport, TRANSPORT_NAMES, type TransportName } from './load-transport.js';
@@ -135,6 +137,12 @@ export interface AgentOptions {
    * Default: JSON lines on stderr at `AGENT_LOG_LEVEL` (default `info`).
    */
   logger?: Logger;
+  /**
+   * OpenTelemetry spans and GenAI metrics of every run, through the global providers of
+   * `@opentelemetry/api` when it is installed (nothing is recorded without an SDK registered).
+   * `false` starts none; a delegated call still carries the trace. Default `true`.
+   */
+  tracing?: boolean;
 }
 
 const OPTION_NAMES = optionNames<AgentOptions>({
@@ -161,6 +169,7 @@ const OPTION_NAMES = optionNames<AgentOptions>({
   registry: true,
   onObserverError: true,
   logger: true,
+  tracing: true,
 });
 
 export interface CallToolOptions {
@@ -213,6 +222,7 @@ export class Agent implements TaskHandler {
   private readonly registryOptions: AgentRegistryOptions | null;
   /** The registry membership while the agent runs. */
   private registrySeat: RegistrySeat | null = null;
+  private readonly tracing: TaskTracing;
 
   constructor(options: AgentOptions) {
     if (
@@ -254,6 +264,9 @@ export class Agent implements TaskHandler {
     this.onObserverError = options.onObserverError ?? null;
     this.registryOptions = registryOption(options.registry);
     this.logger = options.logger ?? getDefaultLogger();
+    if (options.tracing !== undefined && typeof options.tracing !== 'boolean')
+      throw new ValueError('tracing must be a boolean');
+    this.tracing = new TaskTracing({ enabled: options.tracing ?? true });
     this.registry = new TaskRegistry({ retentionMs: options.finishedTaskRetentionMs });
     if (typeof this.warningRatio !== 'number' || !(this.warningRatio >= 0 && this.warningRatio <= 1)) {
       throw new ValueError('warningRatio must be a number between 0 and 1');
@@ -577,7 +590,16 @@ export class Agent implements TaskHandler {
       return await performAction(
         action,
         scope,
-        (signal) => transport.send<Task>(CLIENT_OPERATIONS.send_task, target, child, undefined, { signal }),
+        (signal) => {
+          // The other agent's task span becomes a child of this call's span, in this task's trace.
+          const span = run.trace.delegation(target, child.id, run.context.traceId);
+          return traced(span, () =>
+            transport.send<Task>(CLIENT_OPERATIONS.send_task, target, child, undefined, {
+              signal,
+              ...span.outgoing,
+            }),
+          );
+        },
         (result) => ({
           task_id: result.id,
           state: result.state,
@@ -615,7 +637,16 @@ export class Agent implements TaskHandler {
     // would copy and redact the task twice more per run for nothing.
     const snapshotsByServer = this.runStore !== null && ctx?.taskStore === this.runStore;
     const task = validateTask(cloneInput(input));
-    const context = RunContext.ensureTaskContext(task, { agentName: this.name });
+    const trace = this.tracing.start({
+      taskId: task.id,
+      agentName: this.name,
+      headers: ctx?.headers,
+      served: ctx !== undefined,
+    });
+    // The task's own run_context trace id wins (a delegated, resubmitted or continued task keeps
+    // its trace); else the caller's `traceparent`, else the task span's new trace.
+    const context = RunContext.ensureTaskContext(task, { agentName: this.name, traceId: trace.traceId });
+    trace.bind({ runId: context.runId, traceId: context.traceId, sessionId: context.sessionId });
     const budget = (this.budget ?? UNLIMITED).combine(context.budget);
     const token = new CancellationToken();
     let run: TaskRun | null = null;
@@ -624,8 +655,13 @@ export class Agent implements TaskHandler {
       emit: (event) => run?.emit(event),
     });
     task.state = 'working';
-    run = new TaskRun(this.host, task, context, token, tracker, queue, owner, snapshotsByServer);
-    this.registry.register(run);
+    run = new TaskRun(this.host, task, context, token, tracker, queue, owner, trace, snapshotsByServer);
+    try {
+      this.registry.register(run);
+    } catch (error) {
+      trace.end('rejected', errorTypeOf(error));
+      throw error;
+    }
     return run;
   }
 
@@ -636,8 +672,9 @@ export class Agent implements TaskHandler {
       run.token.raiseIfCancelled();
       await run.emit({ type: 'task.status', state: 'working', final: false });
       run.token.raiseIfCancelled();
+      // Under the task span: model calls, tools, delegations and instrumented user code nest in it.
       const execute = (): Promise<Task | void> =>
-        Promise.resolve().then(() => this.execute(run.task, run.handle));
+        run.trace.run(() => Promise.resolve().then(() => this.execute(run.task, run.handle)));
       // The ambient run only serves `sendTaskTo`, which needs an outbound transport. Without one (and
       // outside another agent's run) it is skipped: an AsyncLocalStorage in use puts async hooks on
       // every promise the process makes afterwards.

@@ -7,6 +7,7 @@ import {
 } from '@agent/core';
 import { raceAbort } from '@agent/core/internal';
 import type { ApprovalStore, TaskOwner } from '@agent/events';
+import type { TaskTrace } from '@agent/events/internal';
 import {
   createApprovalRequest,
   decisionOfRecord,
@@ -17,6 +18,7 @@ import {
 import type { BudgetTracker } from './budget-tracker.js';
 import { abortError, type CancellationToken } from './cancellation.js';
 import { evaluatePolicy, type Policy, type PolicyDecision } from './capability-policy.js';
+import { traced } from './error-type.js';
 import type { RunAction } from './run-action.js';
 import type { RunContext } from './run-context.js';
 import type { EmitFunction } from './run-events.js';
@@ -35,6 +37,8 @@ export interface ActionScope {
   eventFields?: JsonObject;
   /** Present inside a task whose agent has an approval store: where approvals wait without a handler. */
   durableApprovals?: DurableApprovals | null;
+  /** Present inside a task: each tool execution gets an `execute_tool` span under the task's. */
+  trace?: TaskTrace | null;
 }
 
 /** Where a run files its approval requests and waits for a reviewer (the Agent's `approvalStore`). */
@@ -256,7 +260,14 @@ export async function performAction<T>(
  * A tool call end to end: arguments validated, action prepared (builder + declared capabilities),
  * authorized, arguments validated again, tool budget reserved, then executed.
  */
-export async function runTool(tool: RegisteredTool, rawArgs: unknown, scope: ActionScope): Promise<unknown> {
+export function runTool(tool: RegisteredTool, rawArgs: unknown, scope: ActionScope): Promise<unknown> {
+  if (!scope.trace) return executeTool(tool, rawArgs, scope);
+  const callId = scope.eventFields?.tool_call_id;
+  const span = scope.trace.tool(tool.definition.name, typeof callId === 'string' ? callId : undefined);
+  return traced(span, () => executeTool(tool, rawArgs, scope));
+}
+
+async function executeTool(tool: RegisteredTool, rawArgs: unknown, scope: ActionScope): Promise<unknown> {
   scope.token.raiseIfCancelled();
   const args = tool.validate(rawArgs);
   // The handler gets its own copy, so nothing done to the arguments during approval can reach it.

@@ -27,7 +27,7 @@ describe('unknown option names are a ValueError naming the accepted ones', () =>
     ).toBe(
       'Agent does not accept the options "budgets", "onError"; accepted: approvalHandler, approvalStore, authenticator, budget, card, ' +
         'credentials, eventSink, execute, finishedTaskRetentionMs, instructions, llm, logger, maxSteps, ' +
-        'onObserverError, outbound, policy, registry, runStore, streamBufferSize, tools, transport, verbosity, warningRatio',
+        'onObserverError, outbound, policy, registry, runStore, streamBufferSize, tools, tracing, transport, verbosity, warningRatio',
     );
   });
 

@@ -42,6 +42,11 @@ const INIT_NAMES = optionNames<RunContextInit>({
 export interface EnsureTaskContextOptions {
   /** Appended to `agent_chain` unless it is already the last entry. */
   agentName?: string;
+  /**
+   * The trace id to use when the task names no valid one (in `run_context` or the legacy
+   * `metadata.trace_id`): the caller's `traceparent` trace, for a served task. Default: a new id.
+   */
+  traceId?: string;
 }
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
@@ -223,15 +228,20 @@ export class RunContext {
     const metadata = task.metadata;
     const stored = metadata.run_context;
     let context: RunContext;
+    const fallbackTraceId = options.traceId;
     if (stored instanceof RunContext) context = stored;
-    else if (stored !== undefined && stored !== null) context = RunContext.fromDict(stored);
-    else {
+    else if (stored !== undefined && stored !== null) {
+      context = RunContext.fromDict(stored);
+      if (fallbackTraceId !== undefined && !(isRecord(stored) && isTraceId(stored.trace_id)))
+        context = new RunContext({ ...context.toInit(), traceId: fallbackTraceId });
+    } else {
       const legacy = (key: string): string | undefined =>
         typeof metadata[key] === 'string' ? (metadata[key] as string) : undefined;
+      const legacyTrace = legacy('trace_id');
       // A fresh context starts with the agent in its chain: one construction instead of two.
       context = new RunContext({
         sessionId: legacy('session_id'),
-        traceId: legacy('trace_id'),
+        traceId: isTraceId(legacyTrace) ? legacyTrace : (fallbackTraceId ?? legacyTrace),
         workspaceUri: legacy('workspace_uri'),
         agentChain: options.agentName === undefined ? [] : [options.agentName],
       });
@@ -259,6 +269,10 @@ export class RunContext {
       metadata: this.metadata,
     };
   }
+}
+
+function isTraceId(value: unknown): value is string {
+  return typeof value === 'string' && TRACE_ID.test(value) && value !== ALL_ZEROS;
 }
 
 function pointerOf(error: ValidationError): string {

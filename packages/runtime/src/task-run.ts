@@ -28,6 +28,7 @@ import {
   type RunStore,
   type TaskOwner,
 } from '@agent/events';
+import type { TaskTrace } from '@agent/events/internal';
 import type { ApprovalHandler } from './approvals.js';
 import { runTool, type ActionScope } from './authorize.js';
 import type { BudgetTracker } from './budget-tracker.js';
@@ -139,6 +140,8 @@ export class TaskRun implements ActiveTask {
     readonly tracker: BudgetTracker,
     private readonly queue: EventQueue<TaskEvent> | null,
     readonly owner: TaskOwner,
+    /** The run's spans (the task's, its model calls', tools' and delegations'). */
+    readonly trace: TaskTrace,
     /** The server records this task's snapshots in the same store: only the run report is ours to save. */
     private readonly snapshotsByServer = false,
   ) {
@@ -232,6 +235,7 @@ export class TaskRun implements ActiveTask {
       tracker: this.tracker,
       emit: (event) => this.emit(event),
       eventFields: fields,
+      trace: this.trace,
       durableApprovals: this.host.approvalStore
         ? {
             store: this.host.approvalStore,
@@ -259,6 +263,7 @@ export class TaskRun implements ActiveTask {
       // Last resort (e.g. user code left uncopyable values in the task): the run still ends.
       this.host.reportObserverError(error, 'finish');
       this.closed = true;
+      this.trace.end(state);
       const task = jsonClone(this.task);
       this.host.registry.complete(this, task);
       if (this.queue) {
@@ -316,6 +321,9 @@ export class TaskRun implements ActiveTask {
         } as TaskEvent)
       : null;
     if (finalEvent) this.observe(finalEvent);
+    // Ended once the sinks saw the final event: an OpenTelemetryBridge among them skips this run's
+    // spans only while the run is marked as traced here.
+    this.trace.end(state, state === 'failed' ? errorCodeOf(finalTask) : undefined);
     await this.persist(finalTask);
     if (this.queue && finalEvent) {
       await this.queue.push(finalEvent, { force: true });
@@ -481,6 +489,7 @@ export class TaskRun implements ActiveTask {
         },
         stream: options.stream ?? this.streaming,
         defaultMaxSteps: this.host.defaultMaxSteps,
+        trace: this.trace,
         invokeTool: (call) => {
           const tool = this.host.tools.require(call.name);
           if (!toolNames.includes(call.name))
@@ -506,6 +515,12 @@ export function taskToLLMMessages(task: Task): LLMMessage[] {
       )
       .join('\n'),
   }));
+}
+
+/** The code a failed task's `metadata.error` names. */
+function errorCodeOf(task: Task): string | undefined {
+  const error = task.metadata.error;
+  return isRecord(error) && typeof error.code === 'string' ? error.code : undefined;
 }
 
 function cancelReasonOf(error: unknown): string | null {

@@ -7,8 +7,10 @@ import {
   TaskCanceledError,
 } from '@agent/core';
 import { raceAbort } from '@agent/core/internal';
+import type { ModelCallTrace } from '@agent/events/internal';
 import type { BudgetTracker } from '../budget-tracker.js';
 import { abortError, type CancellationToken } from '../cancellation.js';
+import { errorTypeOf } from '../error-type.js';
 import type { RunContext } from '../run-context.js';
 import type { EmitFunction } from '../run-events.js';
 import { buildManifest } from './manifest.js';
@@ -31,6 +33,8 @@ export interface InferenceLoopOptions {
   invokeTool: (call: LLMToolCall, step: number) => Promise<unknown>;
   /** Step limit when the budget sets no `max_steps`, so a model that keeps calling tools ends. */
   defaultMaxSteps: number;
+  /** A `chat` span and the GenAI metrics per model call (the run's trace). */
+  trace?: { modelCall(provider: string, model: string): ModelCallTrace };
 }
 
 export interface InferenceResult {
@@ -97,11 +101,19 @@ export async function runInferenceLoop(options: InferenceLoopOptions): Promise<I
     token.raiseIfCancelled();
     const started = performance.now();
     const request = { messages: structuredClone(messages), tools: structuredClone([...options.tools]) };
-    const response =
-      options.stream && llm.stream
-        ? await streamCall(llm.stream.bind(llm), request, token, emit)
-        : await raceAbort(llm.generate(request, { signal: token.signal }), token.signal, abortError);
-    token.raiseIfCancelled();
+    const call = options.trace?.modelCall(llm.provider, llm.model);
+    let response: LLMResponse;
+    try {
+      const generate = (): Promise<LLMResponse> =>
+        options.stream && llm.stream
+          ? streamCall(llm.stream.bind(llm), request, token, emit)
+          : raceAbort(llm.generate(request, { signal: token.signal }), token.signal, abortError);
+      response = await (call ? call.run(generate) : generate());
+      token.raiseIfCancelled();
+    } catch (error) {
+      call?.end({ errorType: errorTypeOf(error) });
+      throw error;
+    }
     const latencyMs = Math.round((performance.now() - started) * 10) / 10;
     const toolCalls = Array.isArray(response.toolCalls) ? response.toolCalls : [];
     const content = typeof response.content === 'string' ? response.content : '';
@@ -112,6 +124,13 @@ export async function runInferenceLoop(options: InferenceLoopOptions): Promise<I
     };
     usage.inputTokens += callUsage.inputTokens;
     usage.outputTokens += callUsage.outputTokens;
+    const finishReason = response.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
+    call?.end({
+      inputTokens: callUsage.inputTokens,
+      outputTokens: callUsage.outputTokens,
+      estimated: response.usage === undefined,
+      finishReason,
+    });
     await emit({
       type: 'llm.call.completed',
       provider: llm.provider,
@@ -122,7 +141,7 @@ export async function runInferenceLoop(options: InferenceLoopOptions): Promise<I
         estimated: response.usage === undefined,
       },
       latency_ms: latencyMs,
-      finish_reason: response.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+      finish_reason: finishReason,
       tool_calls: toolCalls.map((call) => call.name),
       summary:
         toolCalls.length > 0
