@@ -61,6 +61,13 @@ export interface CallOptions {
   timeoutMs?: number;
   /** This call's retries: `false` turns them off, an object replaces the client's fields it names. */
   retry?: RetryOption;
+  /**
+   * W3C `traceparent` of the caller's span, sent with the call (each attempt): it wins over the
+   * active OpenTelemetry span, which is sent otherwise. An invalid value is ignored.
+   */
+  traceparent?: string;
+  /** W3C `tracestate` sent beside `traceparent`. */
+  tracestate?: string;
 }
 
 /** `subscribeTask`'s options: core's SubscribeTaskOptions and this call's retries. */
@@ -96,6 +103,8 @@ const GET_OPTIONS = optionNames<GetTaskOptions>({
   signal: true,
   timeoutMs: true,
   retry: true,
+  traceparent: true,
+  tracestate: true,
 });
 const LIST_OPTIONS = optionNames<ListTasksOptions>({
   sessionId: true,
@@ -105,6 +114,8 @@ const LIST_OPTIONS = optionNames<ListTasksOptions>({
   signal: true,
   timeoutMs: true,
   retry: true,
+  traceparent: true,
+  tracestate: true,
 });
 const SUBSCRIBE_OPTIONS = optionNames<SubscribeOptions>({
   after: true,
@@ -284,6 +295,8 @@ export class AgentClient {
         options.timeoutMs === undefined ? undefined : numberOption('timeoutMs', options.timeoutMs, 0),
       deadline: retryDeadlineOf(options),
       runtime: retryRuntimeOf(this),
+      traceparent: stringOption('traceparent', options.traceparent),
+      tracestate: stringOption('tracestate', options.tracestate),
     };
   }
 

@@ -160,6 +160,21 @@ describe('AgentClient retries against a real HTTP server', () => {
     expect((await client.getTask('t-mint')).id).toBe('t-mint');
   });
 
+  it("sends the call's traceparent with every attempt", async () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    server.on('GET /tasks/t-trace', unavailable, json(200, taskNamed('t-trace')));
+    server.on('POST /tasks/', json(200, taskNamed('t-trace')));
+    const client = clientWith();
+    await client.getTask('t-trace', { traceparent });
+    await client.sendTask(createTask('x', { id: 't-trace' }), { traceparent });
+    expect(server.seen.map((request) => request.traceparent)).toEqual([
+      traceparent,
+      traceparent,
+      traceparent,
+    ]);
+    await expect(client.getTask('t-trace', { traceparent: 5 as never })).rejects.toThrow(ValueError);
+  });
+
   it('retry: false turns retries off for one call; a call object turns them on for a client without', async () => {
     server.on('GET /tasks/t1', unavailable, json(200, taskNamed('t1')));
     const client = clientWith();

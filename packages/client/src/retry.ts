@@ -11,6 +11,9 @@ export interface RetryCall {
   timeoutMs?: number | undefined;
   /** A further moment (epoch ms) no wait may pass. */
   deadline?: number | undefined;
+  /** The caller's trace context, sent with every attempt. */
+  traceparent?: string | undefined;
+  tracestate?: string | undefined;
   runtime: RetryRuntime;
 }
 
@@ -43,6 +46,8 @@ export class RetryBudget {
   attemptOptions(): SendOptions {
     const sent: SendOptions = {};
     if (this.call.signal) sent.signal = this.call.signal;
+    if (this.call.traceparent !== undefined) sent.traceparent = this.call.traceparent;
+    if (this.call.tracestate !== undefined) sent.tracestate = this.call.tracestate;
     const timeoutMs = this.call.timeoutMs;
     const first = this.attempts++ === 0;
     if (timeoutMs !== undefined) {

@@ -10,6 +10,7 @@ export interface SeenRequest {
   route: string;
   body: string;
   lastEventId: string | undefined;
+  traceparent: string | undefined;
 }
 
 /**
@@ -31,7 +32,13 @@ export class ScriptedServer {
         const route = `${req.method} ${new URL(req.url ?? '/', 'http://x').pathname}`;
         const header = req.headers['last-event-id'];
         const lastEventId = Array.isArray(header) ? header[0] : header;
-        this.seen.push({ route, body: Buffer.concat(chunks).toString('utf8'), lastEventId });
+        const trace = req.headers.traceparent;
+        this.seen.push({
+          route,
+          body: Buffer.concat(chunks).toString('utf8'),
+          lastEventId,
+          traceparent: Array.isArray(trace) ? trace[0] : trace,
+        });
         const script = this.scripts.get(route);
         const answer = script && script.length > 1 ? script.shift() : script?.[0];
         if (answer) answer(res, req);
