@@ -76,6 +76,9 @@ describe('error table', () => {
     expect(errorCodeForGrpcStatus(16)).toBe('UNAUTHENTICATED');
     expect(errorCodeForGrpcStatus(999)).toBe('INTERNAL');
     expect(errorCodeForHttpStatus(401)).toBe('UNAUTHENTICATED');
+    // A bare 429 is a rate limit, not a spent budget; a bare gRPC 8 is most often a size limit.
+    expect(errorCodeForHttpStatus(429)).toBe('RESOURCE_EXHAUSTED');
+    expect(errorCodeForGrpcStatus(8)).toBe('PAYLOAD_TOO_LARGE');
     expect(errorCodeForHttpStatus(502)).toBe('INTERNAL');
     // A2A's own codes are never guessed from a bare status.
     expect(errorCodeForHttpStatus(415)).toBe('INVALID_REQUEST');

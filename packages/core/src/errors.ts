@@ -252,6 +252,15 @@ const A2A_ONLY_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'VERSION_NOT_SUPPORTED',
 ]);
 const INFERABLE_CODES = (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => !A2A_ONLY_CODES.has(code));
+/**
+ * A bare HTTP 429 (a proxy's, a gateway's) is a rate limit: the generic code comes before the
+ * specific one that shares its status, so it is not read as a spent budget. (A bare gRPC
+ * RESOURCE_EXHAUSTED is most often grpc-js's own message-size limit, so it keeps PAYLOAD_TOO_LARGE.)
+ */
+const HTTP_INFERABLE_CODES: readonly ErrorCode[] = [
+  'RESOURCE_EXHAUSTED',
+  ...INFERABLE_CODES.filter((code) => code !== 'RESOURCE_EXHAUSTED'),
+];
 
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, value);
@@ -473,6 +482,6 @@ export function errorCodeForGrpcStatus(status: number): ErrorCode {
 
 /** Finds the most specific table entry for an HTTP status; used by clients reading a non-JSON error. */
 export function errorCodeForHttpStatus(status: number): ErrorCode {
-  const match = INFERABLE_CODES.find((code) => ERROR_CODES[code].httpStatus === status);
+  const match = HTTP_INFERABLE_CODES.find((code) => ERROR_CODES[code].httpStatus === status);
   return match ?? (status >= 500 ? 'INTERNAL' : 'INVALID_REQUEST');
 }
