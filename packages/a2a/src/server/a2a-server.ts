@@ -15,12 +15,15 @@ import {
   type HttpEndpoint,
   type HttpRouteContext,
   type HttpRoutes,
+  type OpenApiContext,
+  type OpenApiContribution,
   exchangeEndpoint,
 } from '@agent/transport-http';
 import { toA2AAgentCard, type A2ACardFields } from '../agent-card.js';
 import { toRestError } from '../a2a-errors.js';
 import { type PushAttempt, PushNotifier, type PushOptions } from '../push/push-notifier.js';
 import { A2AOperations } from './a2a-operations.js';
+import { a2aOpenApi } from './a2a-openapi.js';
 import { wwwAuthenticate, writeJsonBody } from './http.js';
 import { JsonRpcBinding, writeRpcError } from './json-rpc-binding.js';
 import { RestBinding, restRoutes, writeRestError } from './rest-binding.js';
@@ -171,6 +174,18 @@ export class A2AServer implements HttpRoutes {
       }
     }
     return endpoints;
+  }
+
+  /**
+   * Every route above in the transport's OpenAPI document (`GET /openapi.json`): the card, the
+   * JSON-RPC binding and each HTTP+JSON route, with A2A's ProtoJSON schemas and error bodies.
+   */
+  openapi(context: OpenApiContext): OpenApiContribution {
+    return a2aOpenApi(context, {
+      jsonRpcPath: this.jsonRpcPath,
+      restPath: this.restPath,
+      cardMaxAgeSeconds: this.maxAge,
+    });
   }
 
   /** Stops push deliveries and detaches push followers; the tasks themselves run on. */
