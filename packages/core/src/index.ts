@@ -132,6 +132,14 @@ export {
 } from './contracts.js';
 export { handlerFromFunction, type FunctionHandlerOptions } from './operations.js';
 export type { TlsOptions } from './transport-url.js';
+export {
+  ConcurrencyLimit,
+  DEFAULT_RETRY_AFTER_MS,
+  retryAfterMsOf,
+  type ConcurrencyLimitOptions,
+  type ReleaseSlot,
+} from './concurrency-limit.js';
+export type { GenAiCallAttributes, GenAiMetricsSink } from './gen-ai-metrics.js';
 export type { ComponentDescriptor, Describable } from './descriptor.js';
 // Plumbing for sibling packages lives in `@agent/core/internal` (not semver-stable).
 export {
