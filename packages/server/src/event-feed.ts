@@ -16,11 +16,19 @@ export type FeedSource =
   /** A task another replica runs, read from the shared store as that replica logs its events. */
   | { remote: RemoteFollow };
 
+/** How a feed ended, for the request log and the metrics. */
+export interface FeedOutcome {
+  /** The error its caller got instead of (more) events. */
+  error?: AgentError;
+  /** The caller left (`return()`) before the last event. */
+  detached: boolean;
+}
+
 export interface FeedHooks {
   /** Maps a failure to the error the caller sees (the error policy). */
   toWire(error: unknown): AgentError;
   /** Called once when the feed is over, however it ended. */
-  onEnd(): void;
+  onEnd(outcome: FeedOutcome): void;
 }
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
@@ -68,8 +76,7 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
       try {
         this.source = await this.open();
       } catch (error) {
-        this.finish();
-        throw this.hooks.toWire(error);
+        throw this.fail(error);
       }
       if (this.done) {
         // Detached while it opened: a follow opened for nobody stops here.
@@ -88,8 +95,7 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
       try {
         step = await source.remote.next();
       } catch (error) {
-        this.finish();
-        throw this.hooks.toWire(error);
+        throw this.fail(error);
       }
       if (step === null) return this.end();
       return this.give(step.event, step.last);
@@ -102,8 +108,7 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
     const live = source.live;
     for (;;) {
       if (source.starter && this.yielded === 0 && live.earlyFailure !== undefined) {
-        this.finish();
-        throw this.hooks.toWire(live.earlyFailure);
+        throw this.fail(live.earlyFailure);
       }
       const event = live.events[this.cursor];
       if (event !== undefined) {
@@ -117,7 +122,7 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
   }
 
   async return(): Promise<IteratorResult<TaskEvent>> {
-    this.finish();
+    this.finish({ detached: true });
     return DONE;
   }
 
@@ -132,10 +137,17 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
     return DONE;
   }
 
-  private finish(): void {
+  /** Ends the feed with the caller's error for `error` (the error policy's), and returns it. */
+  private fail(error: unknown): AgentError {
+    const wire = this.hooks.toWire(error);
+    this.finish({ error: wire, detached: false });
+    return wire;
+  }
+
+  private finish(outcome: FeedOutcome = { detached: false }): void {
     if (this.done) return;
     this.done = true;
     if (this.source && 'remote' in this.source) this.source.remote.close();
-    this.hooks.onEnd();
+    this.hooks.onEnd(outcome);
   }
 }

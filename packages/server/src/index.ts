@@ -18,7 +18,21 @@ export {
   type OperationName,
 } from './request.js';
 export { MAX_TENANT_LENGTH, TENANT_NAME_PATTERN, TENANT_RULE, isTenantName } from './tenant.js';
-export { EventFeed, type FeedSource, type FeedHooks } from './event-feed.js';
+export { EventFeed, type FeedSource, type FeedHooks, type FeedOutcome } from './event-feed.js';
+export { RateLimiter, type RateLimitOptions } from './rate-limit.js';
+export {
+  PipelineMetrics,
+  DEFAULT_DURATION_BUCKETS,
+  type PipelineMetricsOptions,
+  type RequestSample,
+  type QueueSource,
+} from './metrics/pipeline-metrics.js';
+export { PROMETHEUS_CONTENT_TYPE } from './metrics/exposition.js';
+export type { MeterLike, InstrumentOptions, MetricAttributes } from './metrics/otel.js';
+export { REQUEST_LOG_MESSAGE } from './request-log.js';
+export { TASKS_LIMIT_NAME } from './limits.js';
+// The outbound and task limit primitive lives in @agent/core (the runtime uses it too); re-exported here.
+export { ConcurrencyLimit, retryAfterMsOf, type ConcurrencyLimitOptions } from '@agent/core';
 export { TaskLedger, LiveTask, ledgerFor, type TaskLookup } from './task-ledger.js';
 export { MAX_PAGE_SIZE } from './task-queries.js';
 export { TaskEventStream, failedEnding, MISSING_FINAL_MESSAGE, type StreamRuleHooks } from './stream-rule.js';

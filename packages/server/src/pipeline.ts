@@ -24,7 +24,9 @@ import {
   type TaskHandler,
   type TransportKind,
   getDefaultLogger,
+  type ConcurrencyLimit,
   type Logger,
+  type ReleaseSlot,
 } from '@agent/core';
 import {
   finalStatusEvent,
@@ -43,6 +45,11 @@ import { failedEnding, TaskEventStream } from './stream-rule.js';
 import { parseGetTask, parseList, parseSubscribe, withHistory } from './task-queries.js';
 import { ledgerFor, type LiveTask, type TaskLedger } from './task-ledger.js';
 import { awaitRemoteRun, RemoteFollow } from './remote-task.js';
+import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
+import type { PipelineMetrics } from './metrics/pipeline-metrics.js';
+import type { RateLimiter, RateLimitOptions } from './rate-limit.js';
+import { logRequest } from './request-log.js';
+import type { FeedOutcome } from './event-feed.js';
 
 export type ServerState = 'starting' | 'ready' | 'stopping';
 
@@ -102,6 +109,30 @@ export interface ServerPipelineOptions {
    * share a store share its running tasks too.
    */
   store?: RunStore | undefined;
+  /**
+   * One `info` line per request through `logger` when it is answered (a stream: when it ends):
+   * operation, transport, status, duration, principal, tenant, task and trace ids. Default false:
+   * a library does not add a line per request to an application's log unless asked to.
+   */
+  logRequests?: boolean | undefined;
+  /** Where requests, task runs and streams are counted (shared by the pipelines of one server). */
+  metrics?: PipelineMetrics | undefined;
+  /**
+   * Most task runs at once; past it `send_task` and `stream_task` (and continuations) are refused at
+   * once with UNAVAILABLE and `data.retry_after_ms`. A ConcurrencyLimit shared by several pipelines
+   * bounds them together. Default: no limit.
+   */
+  maxConcurrentTasks?: number | ConcurrencyLimit | undefined;
+  /**
+   * A token bucket per principal over every operation but cancel: past it, RESOURCE_EXHAUSTED with
+   * `data.retry_after_ms`. A RateLimiter shared by several pipelines limits a principal across them.
+   */
+  rateLimit?: RateLimitOptions | RateLimiter | undefined;
+}
+
+/** A task run this pipeline started: its slot of `maxConcurrentTasks`, given back when it ends. */
+interface RunTicket {
+  release: ReleaseSlot | undefined;
 }
 
 /**
@@ -117,6 +148,8 @@ export class ServerCall {
   readonly owner: CallOwner;
   /** Set on the call a task runs under: the store the pipeline records it in (`CallContext.taskStore`). */
   taskStore: object | undefined;
+  /** When the request arrived (`performance.now()`), for its duration in the request log and the metrics. */
+  startedAt: number = performance.now();
   private headerCopy: Record<string, string> | undefined;
 
   /**
@@ -177,6 +210,10 @@ export class ServerPipeline {
   readonly authenticator: Authenticator | undefined;
   readonly logger: Logger;
   private readonly strict: boolean;
+  private readonly logRequests: boolean;
+  private readonly metrics: PipelineMetrics | undefined;
+  private readonly taskLimit: ConcurrencyLimit | undefined;
+  private readonly rateLimiter: RateLimiter | undefined;
   private stateValue: ServerState = 'starting';
   private readonly inFlight = new Set<ServerCall>();
   private drained: (() => void) | undefined;
@@ -190,6 +227,11 @@ export class ServerPipeline {
     this.logger = options.logger ?? getDefaultLogger();
     this.strict = options.validateSchema === true;
     this.tasks = ledgerFor(this.handler, options.store ?? undefined, this.logger);
+    this.logRequests = options.logRequests === true;
+    this.metrics = options.metrics ?? undefined;
+    this.metrics?.watchQueue(this.tasks);
+    this.taskLimit = concurrencyLimitOption(options.maxConcurrentTasks);
+    this.rateLimiter = rateLimiterOption(options.rateLimit);
   }
 
   get state(): ServerState {
@@ -211,15 +253,22 @@ export class ServerPipeline {
    * Rejects with UNAVAILABLE, UNAUTHENTICATED, INVALID_REQUEST or PERMISSION_DENIED.
    */
   open(request: RequestInfo, options: OpenOptions = {}): Promise<ServerCall> {
+    const startedAt = performance.now();
     if (this.stateValue === 'stopping') {
-      return Promise.reject(new UnavailableError('The server is stopping'));
+      const error = new UnavailableError('The server is stopping');
+      this.observeRefusal(request, startedAt, error, undefined);
+      return Promise.reject(error);
     }
     const defer = options.deferTenant === true;
     const authenticator = this.authenticator;
-    if (!authenticator) return this.callFor(request, undefined, defer);
+    if (!authenticator) return this.callFor(request, undefined, defer, startedAt);
     return authenticateRequest({ authenticator, headers: request.headers, query: request.query }).then(
-      (security) => this.callFor(request, security, defer),
-      (error: unknown) => Promise.reject(this.wireError(error, 'authenticate')),
+      (security) => this.callFor(request, security, defer, startedAt),
+      (error: unknown) => {
+        const wire = this.wireError(error, 'authenticate');
+        this.observeRefusal(request, startedAt, wire, undefined);
+        return Promise.reject(wire);
+      },
     );
   }
 
@@ -236,12 +285,14 @@ export class ServerPipeline {
         ? call.request
         : (Object.create(call.request, { tenant: { value: tenant, enumerable: true } }) as RequestInfo);
     try {
-      return new ServerCall(
+      const scoped = new ServerCall(
         call.request,
         call.security,
         this.transport,
         resolveTenant(request, call.security),
       );
+      scoped.startedAt = call.startedAt;
+      return scoped;
     } catch (error) {
       throw this.wireError(error, 'tenant', call);
     }
@@ -250,17 +301,21 @@ export class ServerPipeline {
   private callFor(
     request: RequestInfo,
     security: SecurityContextLike | undefined,
-    deferTenant = false,
+    deferTenant: boolean,
+    startedAt: number,
   ): Promise<ServerCall> {
-    // Authenticated, tenant still to come: the caller names it later through scope().
-    if (deferTenant) return Promise.resolve(new ServerCall(request, security, this.transport, ''));
+    let call: ServerCall;
     try {
-      return Promise.resolve(
-        new ServerCall(request, security, this.transport, resolveTenant(request, security)),
-      );
+      // Authenticated, tenant still to come: the caller names it later through scope().
+      const tenant = deferTenant ? '' : resolveTenant(request, security);
+      call = new ServerCall(request, security, this.transport, tenant);
     } catch (error) {
-      return Promise.reject(this.wireError(error, 'tenant'));
+      const wire = this.wireError(error, 'tenant');
+      this.observeRefusal(request, startedAt, wire, security);
+      return Promise.reject(wire);
     }
+    call.startedAt = startedAt;
+    return Promise.resolve(call);
   }
 
   /**
@@ -283,11 +338,13 @@ export class ServerPipeline {
     let task: Task;
     try {
       this.refuseNewWork();
+      this.admit(call);
       task = readTaskPayload(payload, { strict: this.strict });
+      call.taskId = task.id;
+      this.refuseWhenFull();
     } catch (error) {
-      return Promise.reject(this.wireError(error, 'send_task', call));
+      return Promise.reject(this.refuse(error, 'send_task', call));
     }
-    call.taskId = task.id;
     return this.track(call, 'send_task', () => this.submit(call, task));
   }
 
@@ -298,9 +355,13 @@ export class ServerPipeline {
       if ('remote' in found) return this.awaitRemote(call, task.id);
       return found.live.result;
     }
+    const ticket = this.startRun();
     const { live, attached } = this.tasks.begin(call.owner, task);
-    if (attached) return live.result;
-    return this.runToEnd(call, live, task);
+    if (attached) {
+      this.dropRun(ticket);
+      return live.result;
+    }
+    return this.runToEnd(call, live, task, ticket);
   }
 
   /**
@@ -314,14 +375,16 @@ export class ServerPipeline {
     let input: Message;
     try {
       this.refuseNewWork();
+      this.admit(call);
+      this.refuseWhenFull();
       input = readMessage(message, this.strict);
     } catch (error) {
-      return Promise.reject(this.wireError(error, 'send_task', call));
+      return Promise.reject(this.refuse(error, 'send_task', call));
     }
     call.taskId = taskId;
     return this.track(call, 'send_task', async () => {
-      const { live, task } = await this.resume(call, taskId, input);
-      return this.runToEnd(call, live, task);
+      const { live, task, ticket } = await this.resume(call, taskId, input);
+      return this.runToEnd(call, live, task, ticket);
     });
   }
 
@@ -330,14 +393,16 @@ export class ServerPipeline {
     let input: Message;
     try {
       this.refuseNewWork();
+      this.admit(call);
+      this.refuseWhenFull();
       input = readMessage(message, this.strict);
     } catch (error) {
-      return EventFeed.rejected(this.wireError(error, 'stream_task', call));
+      return this.rejectedFeed(error, 'stream_task', call);
     }
     call.taskId = taskId;
     return this.feed(call, 'stream_task', async () => {
-      const { live, task } = await this.resume(call, taskId, input);
-      void this.drive(call, live, task);
+      const { live, task, ticket } = await this.resume(call, taskId, input);
+      void this.drive(call, live, task, ticket);
       return { live, after: live.base, starter: true };
     });
   }
@@ -347,7 +412,7 @@ export class ServerPipeline {
     call: ServerCall,
     taskId: string,
     message: Message,
-  ): Promise<{ live: LiveTask; task: Task }> {
+  ): Promise<{ live: LiveTask; task: Task; ticket: RunTicket }> {
     const found = await this.tasks.lookup(call.owner, taskId);
     if (!found) throw taskNotFound(taskId);
     if (!('record' in found)) throw stillRunning(taskId);
@@ -360,14 +425,19 @@ export class ServerPipeline {
     }
     const base = (await this.tasks.store.listTaskEvents(call.owner, taskId)).length;
     const task: Task = { ...stored, state: 'submitted', messages: [...stored.messages, message] };
+    const ticket = this.startRun();
     // Two continuations racing: the second finds the first registered.
     const { live, attached } = this.tasks.begin(call.owner, task, base);
-    if (attached) throw stillRunning(taskId);
-    return { live, task };
+    if (attached) {
+      this.dropRun(ticket);
+      throw stillRunning(taskId);
+    }
+    return { live, task, ticket };
   }
 
   /** Runs a registered task to its end as a unary call: records `working`, the final status, the store writes. */
-  private async runToEnd(call: ServerCall, live: LiveTask, task: Task): Promise<Task> {
+  private async runToEnd(call: ServerCall, live: LiveTask, task: Task, ticket: RunTicket): Promise<Task> {
+    this.metrics?.taskStarted(this.transport);
     this.tasks.record(live, statusEvent(task, 'working'));
     const run = this.runCall(call, task.id);
     this.cancelableFromElsewhere(live, run);
@@ -384,6 +454,7 @@ export class ServerPipeline {
       await this.tasks.finish(live);
       return result;
     } finally {
+      this.endRun(ticket, live);
       this.release(run);
     }
   }
@@ -431,7 +502,7 @@ export class ServerPipeline {
       if (this.strict) rejectUnknownCancelFields(payload);
       ({ taskId, reason } = parseCancelRequest(payload));
     } catch (error) {
-      return Promise.reject(this.wireError(error, 'cancel_task', call));
+      return Promise.reject(this.refuse(error, 'cancel_task', call));
     }
     return this.track(call, 'cancel_task', async () => {
       const found = await this.tasks.lookup(call.owner, taskId);
@@ -449,9 +520,10 @@ export class ServerPipeline {
   get(call: ServerCall, payload: unknown): Promise<Task> {
     let query: ReturnType<typeof parseGetTask>;
     try {
+      this.admit(call);
       query = parseGetTask(payload, this.strict);
     } catch (error) {
-      return Promise.reject(this.wireError(error, 'get_task', call));
+      return Promise.reject(this.refuse(error, 'get_task', call));
     }
     call.taskId = query.taskId;
     return this.track(call, 'get_task', async () => {
@@ -480,9 +552,10 @@ export class ServerPipeline {
   list(call: ServerCall, payload: unknown): Promise<TaskList> {
     let query: ReturnType<typeof parseList>;
     try {
+      this.admit(call);
       query = parseList(payload, this.strict);
     } catch (error) {
-      return Promise.reject(this.wireError(error, 'list_tasks', call));
+      return Promise.reject(this.refuse(error, 'list_tasks', call));
     }
     return this.track(call, 'list_tasks', async () => {
       let page;
@@ -508,9 +581,10 @@ export class ServerPipeline {
   subscribe(call: ServerCall, payload: unknown): EventFeed {
     let query: ReturnType<typeof parseSubscribe>;
     try {
+      this.admit(call);
       query = parseSubscribe(payload, this.strict);
     } catch (error) {
-      return EventFeed.rejected(this.wireError(error, 'subscribe_task', call));
+      return this.rejectedFeed(error, 'subscribe_task', call);
     }
     call.taskId = query.taskId;
     return this.feed(call, 'subscribe_task', async () => {
@@ -524,6 +598,11 @@ export class ServerPipeline {
 
   /** `get_card`: the handler's card, advertising the configured authenticator's scheme. */
   card(call: ServerCall): Promise<AgentCard> {
+    try {
+      this.admit(call);
+    } catch (error) {
+      return Promise.reject(this.refuse(error, 'get_card', call));
+    }
     return this.track(call, 'get_card', () =>
       Promise.resolve(this.handler.getAgentCard(call.context())).then((card) =>
         withSecuritySchemes(card, this.authenticator),
@@ -544,35 +623,54 @@ export class ServerPipeline {
     let task: Task;
     try {
       this.refuseNewWork();
+      this.admit(call);
       task = readTaskPayload(payload, { strict: this.strict });
+      call.taskId = task.id;
+      this.refuseWhenFull();
     } catch (error) {
-      return EventFeed.rejected(this.wireError(error, 'stream_task', call));
+      return this.rejectedFeed(error, 'stream_task', call);
     }
-    call.taskId = task.id;
     return this.feed(call, 'stream_task', async () => {
       const found = await this.tasks.lookup(call.owner, task.id);
       if (found && 'record' in found) return { stored: await this.storedEvents(call.owner, task.id, 0) };
       if (found && 'remote' in found) return { remote: this.followRemote(call.owner, task.id, 0) };
       if (found) return this.follow(call.owner, found.live, 0);
+      const ticket = this.startRun();
       const { live, attached } = this.tasks.begin(call.owner, task);
-      if (!attached) void this.drive(call, live, task);
+      if (attached) this.dropRun(ticket);
+      else void this.drive(call, live, task, ticket);
       return { live, after: 0, starter: !attached };
     });
   }
 
   private feed(call: ServerCall, operation: string, open: () => Promise<FeedSource>): EventFeed {
     this.inFlight.add(call);
-    return new EventFeed(open, {
+    this.metrics?.stream(this.transport, 1);
+    // The feed is built here, so its count is read through this holder once it exists.
+    const holder: { feed?: EventFeed } = {};
+    const feed = new EventFeed(open, {
       toWire: (error) => this.wireError(error, operation, call),
-      onEnd: () => this.release(call),
+      onEnd: (outcome) => {
+        this.release(call);
+        this.metrics?.stream(this.transport, -1);
+        this.observe(call, operation, outcome.error, streamFields(holder.feed, outcome));
+      },
     });
+    holder.feed = feed;
+    return feed;
+  }
+
+  /** A stream refused before it started: answered as a plain error, logged and counted as a request. */
+  private rejectedFeed(error: unknown, operation: string, call: ServerCall): EventFeed {
+    return EventFeed.rejected(this.refuse(error, operation, call));
   }
 
   /**
    * Runs a streamed task to its end under the stream rule, recording every event. It is an in-flight
    * call of its own, so a stop waits for it and cancels it like any other.
    */
-  private async drive(call: ServerCall, live: LiveTask, task: Task): Promise<void> {
+  private async drive(call: ServerCall, live: LiveTask, task: Task, ticket: RunTicket): Promise<void> {
+    this.metrics?.taskStarted(this.transport);
     const run = this.runCall(call, task.id);
     const ctx = run.context();
     this.cancelableFromElsewhere(live, run);
@@ -595,6 +693,7 @@ export class ServerPipeline {
       }
       await this.tasks.finish(live);
     } finally {
+      this.endRun(ticket, live);
       this.release(run);
     }
   }
@@ -687,8 +786,9 @@ export class ServerPipeline {
       case 'get_card':
         return this.card(call);
       default:
+        // Logged and counted as `unknown`: a name the caller chose must not become a metric label.
         return Promise.reject(
-          this.wireError(new MethodNotFoundError(`Unknown operation: ${operation}`), operation, call),
+          this.refuse(new MethodNotFoundError(`Unknown operation: ${operation}`), 'unknown', call),
         );
     }
   }
@@ -699,6 +799,108 @@ export class ServerPipeline {
    */
   private refuseNewWork(): void {
     if (this.stateValue === 'stopping') throw new UnavailableError('The server is stopping');
+  }
+
+  /**
+   * The rate limit: one token of the caller's principal. Anonymous callers are told apart by their
+   * address, so one of them cannot use up everybody's tokens.
+   */
+  private admit(call: ServerCall): void {
+    const limiter = this.rateLimiter;
+    if (!limiter) return;
+    const principal = call.security?.principalId;
+    limiter.admit(
+      principal === undefined ? `anonymous@${call.request.remoteAddress ?? ''}` : `principal:${principal}`,
+    );
+  }
+
+  /**
+   * Refuses a new task at once when every slot is taken, before its id is even looked up: an
+   * overloaded server answers without touching the store. (A resubmission is refused too; its
+   * caller retries like any other.)
+   */
+  private refuseWhenFull(): void {
+    const limit = this.taskLimit;
+    if (limit && limit.available === 0) throw limit.overloaded();
+  }
+
+  /** Takes a slot for a run this pipeline is about to start (the overload error when there is none). */
+  private startRun(): RunTicket {
+    return { release: this.taskLimit?.acquire() };
+  }
+
+  /** A slot taken for a run that did not start (the task was running already). */
+  private dropRun(ticket: RunTicket): void {
+    ticket.release?.();
+  }
+
+  /** A started run ended (runToEnd and drive count it started): its slot goes back, its state is counted. */
+  private endRun(ticket: RunTicket, live: LiveTask): void {
+    ticket.release?.();
+    this.metrics?.taskFinished(this.transport, live.task.state);
+  }
+
+  /** The error policy for a request refused before it ran, which is then logged and counted. */
+  private refuse(error: unknown, operation: string, call: ServerCall): AgentError {
+    const wire = this.wireError(error, operation, call);
+    this.observe(call, operation, wire);
+    return wire;
+  }
+
+  /** The request log line and the metrics of one answered request. */
+  private observe(
+    call: ServerCall,
+    operation: string,
+    error: AgentError | undefined,
+    stream?: { events: number; detached: boolean },
+  ): void {
+    if (!this.logRequests && !this.metrics) return;
+    const durationMs = performance.now() - call.startedAt;
+    const status = error ? error.code : 'ok';
+    this.metrics?.request({
+      operation,
+      transport: this.transport,
+      outcome: status,
+      seconds: durationMs / 1000,
+    });
+    if (!this.logRequests) return;
+    logRequest(this.logger, {
+      operation,
+      transport: this.transport,
+      status,
+      durationMs,
+      request: call.request,
+      principalId: call.owner.principal_id,
+      tenant: call.tenant,
+      taskId: call.taskId,
+      ...(stream ? { events: stream.events, detached: stream.detached } : {}),
+    });
+  }
+
+  /** A request refused while it was opened (stopping, authentication, tenant): no call exists yet. */
+  private observeRefusal(
+    request: RequestInfo,
+    startedAt: number,
+    error: AgentError,
+    security: SecurityContextLike | undefined,
+  ): void {
+    if (!this.logRequests && !this.metrics) return;
+    const durationMs = performance.now() - startedAt;
+    this.metrics?.request({
+      operation: 'open',
+      transport: this.transport,
+      outcome: error.code,
+      seconds: durationMs / 1000,
+    });
+    if (!this.logRequests) return;
+    logRequest(this.logger, {
+      operation: 'open',
+      transport: this.transport,
+      status: error.code,
+      durationMs,
+      request,
+      principalId: security?.principalId,
+    });
   }
 
   /** The error policy: what the caller may see of `error` (logged under an id when it is unexpected). */
@@ -764,11 +966,14 @@ export class ServerPipeline {
     return result.then(
       (value) => {
         this.release(call);
+        this.observe(call, operation, undefined);
         return value;
       },
       (error: unknown) => {
         this.release(call);
-        throw this.wireError(error, operation, call);
+        const wire = this.wireError(error, operation, call);
+        this.observe(call, operation, wire);
+        throw wire;
       },
     );
   }
@@ -777,6 +982,13 @@ export class ServerPipeline {
     this.inFlight.delete(call);
     if (this.drained && this.inFlight.size === 0) this.drained();
   }
+}
+
+function streamFields(
+  feed: EventFeed | undefined,
+  outcome: FeedOutcome,
+): { events: number; detached: boolean } {
+  return { events: feed?.count ?? 0, detached: outcome.detached };
 }
 
 /** What an unknown id answers, and so also another owner's id: the same code, message and data. */

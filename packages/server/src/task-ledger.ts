@@ -128,6 +128,7 @@ export type TaskLookup = { live: LiveTask } | { remote: TaskRecord } | { record:
 export class TaskLedger {
   private readonly running = new Map<string, LiveTask>();
   private readonly writes = new WeakMap<LiveTask, TaskWrites>();
+  private readonly queued: QueueDepth = { writes: 0 };
   /** Present when replicas share the store: how this ledger reaches the tasks the others run. */
   readonly coordination: TaskCoordination | undefined;
 
@@ -145,6 +146,11 @@ export class TaskLedger {
   /** Tasks running now, of every owner. */
   get size(): number {
     return this.running.size;
+  }
+
+  /** Store writes (snapshots, event batches, claims) queued behind the one in progress, of every task. */
+  get pendingWrites(): number {
+    return this.queued.writes;
   }
 
   live(owner: TaskOwner, taskId: string): LiveTask | undefined {
@@ -182,7 +188,7 @@ export class TaskLedger {
     if (existing) return { live: existing, attached: true };
     const live = new LiveTask({ tenant: owner.tenant, principal_id: owner.principal_id }, task, base);
     this.running.set(key, live);
-    const writes = new TaskWrites(this.store, this.coordination, live, this.logger);
+    const writes = new TaskWrites(this.store, this.coordination, live, this.logger, this.queued);
     this.writes.set(live, writes);
     // Claimed before its first snapshot: no other replica ever sees it running with nobody on it.
     writes.claim();
@@ -219,6 +225,11 @@ export class TaskLedger {
 
 type Write = { events: TaskEvent[] } | { snapshot: Task } | { claim: boolean };
 
+/** How many writes wait in the queues of one ledger's tasks, for the metrics. */
+interface QueueDepth {
+  writes: number;
+}
+
 /**
  * One task's store writes, in the order they were made, one at a time. Events recorded while a write
  * is busy go to the store in one append, and a snapshot still waiting its turn takes the newer task
@@ -233,20 +244,25 @@ class TaskWrites {
     private readonly coordination: TaskCoordination | undefined,
     private readonly live: LiveTask,
     private readonly logger: Logger,
+    private readonly depth: QueueDepth,
   ) {}
+
+  private push(write: Write): void {
+    this.queue.push(write);
+    this.depth.writes++;
+    this.draining ??= this.drain();
+  }
 
   /** Marks the task as running on this replica (a store shared by replicas only). */
   claim(): void {
     if (!this.coordination) return;
-    this.queue.push({ claim: true });
-    this.draining ??= this.drain();
+    this.push({ claim: true });
   }
 
   /** The run is over here: after its final snapshot, the claim goes. */
   release(): void {
     if (!this.coordination) return;
-    this.queue.push({ claim: false });
-    this.draining ??= this.drain();
+    this.push({ claim: false });
   }
 
   snapshot(task: Task): void {
@@ -254,15 +270,13 @@ class TaskWrites {
     // creates the record before they are appended, and leaves the same record once all is written.
     const waiting = this.queue.find((write): write is { snapshot: Task } => 'snapshot' in write);
     if (waiting) waiting.snapshot = task;
-    else this.queue.push({ snapshot: task });
-    this.draining ??= this.drain();
+    else this.push({ snapshot: task });
   }
 
   append(event: TaskEvent): void {
     const last = this.queue[this.queue.length - 1];
     if (last && 'events' in last) last.events.push(event);
-    else this.queue.push({ events: [event] });
-    this.draining ??= this.drain();
+    else this.push({ events: [event] });
   }
 
   /** Resolves when every write queued so far is done. */
@@ -274,6 +288,7 @@ class TaskWrites {
     // Events recorded in the same turn go in one append.
     await Promise.resolve();
     for (let write = this.queue.shift(); write; write = this.queue.shift()) {
+      this.depth.writes--;
       try {
         const { owner, taskId } = this.live;
         if ('events' in write) await this.store.appendTaskEvents(owner, taskId, write.events);

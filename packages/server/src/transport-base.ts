@@ -1,5 +1,6 @@
 import {
   ValueError,
+  type ConcurrencyLimit,
   handlerFromFunction,
   type ClientRequestSpec,
   type ComponentDescriptor,
@@ -18,6 +19,9 @@ import type { Authenticator, ClientCredentials, SecurityContext } from '@agent/a
 import { authenticateClient, clientCredentialsFrom, describeClientAuth } from './client-auth.js';
 import { isLocalHost, isValidPort, withPort } from './local-url.js';
 import { ServerPipeline } from './pipeline.js';
+import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
+import { PipelineMetrics } from './metrics/pipeline-metrics.js';
+import type { RateLimiter } from './rate-limit.js';
 import {
   checkOptionNames,
   lifecycleSettings,
@@ -79,6 +83,11 @@ export abstract class TransportBase<
   protected readonly tls: TlsOptions | undefined;
   protected readonly logger: Logger | undefined;
   protected credentials: ClientCredentials | undefined;
+  private readonly logRequests: boolean;
+  private readonly metrics: PipelineMetrics | undefined;
+  // Built once here, so a transport stopped and started again keeps counting against the same limits.
+  private readonly taskLimit: ConcurrencyLimit | undefined;
+  private readonly rateLimiter: RateLimiter | undefined;
   private readonly definition: TransportDefinition;
   private readonly configuredUrl: string;
   private handler: TaskHandler | undefined;
@@ -103,6 +112,20 @@ export abstract class TransportBase<
     const credentials = clientCredentialsFrom(options);
     const settings = lifecycleSettings(options);
     const tenant = tenantOption(options.tenant);
+    if (options.logRequests !== undefined && typeof options.logRequests !== 'boolean') {
+      throw new ValueError(`${name} option logRequests must be true or false`, {
+        data: { option: 'logRequests' },
+      });
+    }
+    if (options.metrics !== undefined && !(options.metrics instanceof PipelineMetrics)) {
+      throw new ValueError(`${name} option metrics must be a PipelineMetrics`, {
+        data: { option: 'metrics' },
+      });
+    }
+    this.logRequests = options.logRequests === true;
+    this.metrics = options.metrics;
+    this.taskLimit = concurrencyLimitOption(options.maxConcurrentTasks);
+    this.rateLimiter = rateLimiterOption(options.rateLimit);
     this.definition = definition;
     this.kind = definition.kind;
     this.options = options;
@@ -165,6 +188,10 @@ export abstract class TransportBase<
       authenticator: this.authenticator,
       validateSchema: this.validateSchema,
       logger: this.logger,
+      logRequests: this.logRequests,
+      metrics: this.metrics,
+      maxConcurrentTasks: this.taskLimit,
+      rateLimit: this.rateLimiter,
     });
     this.lifecycle = 'starting';
     this.current = pipeline;

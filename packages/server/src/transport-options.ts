@@ -1,10 +1,12 @@
-import { ValueError, type Logger, type TlsOptions } from '@agent/core';
+import { ValueError, type ConcurrencyLimit, type Logger, type TlsOptions } from '@agent/core';
 import { checkOptionNames, numberOption } from '@agent/core/internal';
 
 export { checkOptionNames };
 import type { Authenticator } from '@agent/auth';
 import { isTenantName, TENANT_RULE } from './tenant.js';
 import { TENANT_HEADER } from './request.js';
+import type { PipelineMetrics } from './metrics/pipeline-metrics.js';
+import type { RateLimiter, RateLimitOptions } from './rate-limit.js';
 
 /** The options every network transport shares: one lifecycle vocabulary. */
 export interface TransportOptions {
@@ -31,6 +33,25 @@ export interface TransportOptions {
    * through the wire's carrier (`x-tenant`). Default `""`, the default tenant, sent as no carrier at all.
    */
   tenant?: string;
+  /**
+   * Server side: one `info` line per request through `logger` (operation, transport, status,
+   * duration, principal, tenant, task and trace ids; never a credential). Default false.
+   */
+  logRequests?: boolean;
+  /** Server side: where requests, task runs and streams are counted; one instance for every transport of a server. */
+  metrics?: PipelineMetrics;
+  /**
+   * Server side: most task runs at once; past it new tasks are refused at once with UNAVAILABLE (503,
+   * `Retry-After`). A number limits this transport alone; one ConcurrencyLimit given to every
+   * transport of a server limits them together. Default: no limit.
+   */
+  maxConcurrentTasks?: number | ConcurrencyLimit;
+  /**
+   * Server side: a token bucket per principal (`{ perSecond, burst? }`) over every operation but
+   * cancel; past it RESOURCE_EXHAUSTED (429, `Retry-After`). One RateLimiter given to every
+   * transport of a server limits a principal across them. Default: no limit.
+   */
+  rateLimit?: RateLimitOptions | RateLimiter;
 }
 
 export const TRANSPORT_OPTION_NAMES: readonly (keyof TransportOptions)[] = [
@@ -44,6 +65,10 @@ export const TRANSPORT_OPTION_NAMES: readonly (keyof TransportOptions)[] = [
   'validateSchema',
   'logger',
   'tenant',
+  'logRequests',
+  'metrics',
+  'maxConcurrentTasks',
+  'rateLimit',
 ];
 
 /** Reads the client-side `tenant` option: `""` when absent, a ValueError when it breaks the rule. */

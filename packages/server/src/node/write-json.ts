@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { AgentError, InternalError } from '@agent/core';
+import { AgentError, InternalError, retryAfterMsOf } from '@agent/core';
 
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 const UNSERIALIZABLE = JSON.stringify({
@@ -38,6 +38,8 @@ export function writeJson(
 export interface ErrorAnswer {
   status: number;
   body: { error: ReturnType<AgentError['toJSON']> };
+  /** `Retry-After` (whole seconds, at least 1) for an error that asks its caller to wait (an overload, a rate limit). */
+  headers: Record<string, string>;
 }
 
 /**
@@ -46,7 +48,11 @@ export interface ErrorAnswer {
  */
 export function errorAnswer(error: unknown): ErrorAnswer {
   const agentError = error instanceof AgentError ? error : new InternalError();
-  return { status: agentError.httpStatus, body: { error: agentError.toJSON() } };
+  const retryAfterMs = retryAfterMsOf(agentError);
+  // HTTP counts Retry-After in whole seconds; rounding up never invites a caller back too early.
+  const headers: Record<string, string> =
+    retryAfterMs === undefined ? {} : { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) };
+  return { status: agentError.httpStatus, body: { error: agentError.toJSON() }, headers };
 }
 
 /** Writes the JSON error body for `error`. */
@@ -56,5 +62,5 @@ export function writeError(
   headers?: Readonly<Record<string, string>>,
 ): void {
   const answer = errorAnswer(error);
-  writeJson(res, answer.status, answer.body, headers);
+  writeJson(res, answer.status, answer.body, { ...answer.headers, ...headers });
 }

@@ -7,3 +7,10 @@ export type {
   ContractClientOptions,
   ReadinessProbe,
 } from './harness.js';
+export {
+  parsePrometheusText,
+  sampleValue,
+  type PrometheusFamily,
+  type PrometheusSample,
+  type MetricType,
+} from './prometheus-text.js';
