@@ -1,10 +1,12 @@
-import { AgentError, errorCodeForGrpcStatus, isErrorCode } from '@agent/core';
+import { AgentError, errorCodeForGrpcStatus, isErrorCode, retryAfterMsOf } from '@agent/core';
 import { Metadata, status as grpcStatus, type ServiceError, type StatusObject } from '@grpc/grpc-js';
 
 /** Trailing metadata key that carries the error table code. */
 export const ERROR_CODE_METADATA = 'agent-error-code';
 /** Trailing metadata key that carries `error.data` as JSON, when it is small enough. */
 export const ERROR_DATA_METADATA = 'agent-error-data';
+/** Trailing metadata key that tells a refused caller how long to wait (an overload, a rate limit), in ms. */
+export const RETRY_AFTER_METADATA = 'retry-after-ms';
 // Trailers share the peer's header-size limit (8 KiB by default); larger data is dropped, not truncated.
 const MAX_ERROR_DATA_BYTES = 4096;
 
@@ -17,6 +19,8 @@ export function toStatusObject(
 ): Partial<StatusObject> & { code: number; details: string; metadata: Metadata } {
   const metadata = new Metadata();
   metadata.set(ERROR_CODE_METADATA, agentError.code);
+  const retryAfterMs = retryAfterMsOf(agentError);
+  if (retryAfterMs !== undefined) metadata.set(RETRY_AFTER_METADATA, String(retryAfterMs));
   if (agentError.data !== undefined) {
     try {
       const json = JSON.stringify(agentError.data);
