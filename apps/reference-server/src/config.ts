@@ -59,6 +59,40 @@ export interface ServerConfig {
   stopGraceMs: number;
   /** The agent registry: the one this server serves, and the one its demo agent registers with. */
   registry: RegistryConfig;
+  /** The server's log lines on stderr. */
+  log: LogConfig;
+  /** `GET /metrics` on the HTTP port (Prometheus text). */
+  metrics: MetricsConfig;
+  /** What the server refuses at once rather than queue. */
+  limits: LimitsConfig;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+export interface LogConfig {
+  /** Lowest level written. Default `info`. */
+  level: LogLevel;
+  /** `json` (one JSON object per line, the default) or `pretty` (one readable line, for humans). */
+  format: 'json' | 'pretty';
+  /** One `info` line per request (operation, transport, status, duration, principal, tenant, ids). Default on. */
+  requests: boolean;
+}
+
+export interface MetricsConfig {
+  /** Serve `GET /metrics` on the HTTP port. */
+  enabled: boolean;
+  /**
+   * The bearer token a scraper presents (`Authorization: Bearer <token>`); null: the route is open.
+   * It is not one of the agent's credentials: a scraper is not a principal.
+   */
+  token: string | null;
+}
+
+export interface LimitsConfig {
+  /** Most task runs at once over every transport together; past it UNAVAILABLE (503, Retry-After). */
+  maxConcurrentTasks?: number;
+  /** A token bucket per principal over every transport together; past it RESOURCE_EXHAUSTED (429, Retry-After). */
+  rateLimit?: { perSecond: number; burst?: number };
 }
 
 /**
@@ -125,9 +159,13 @@ export const DEFAULT_CONFIG: ServerConfig = {
   approvals: 'none',
   stopGraceMs: 10_000,
   registry: { enabled: false, url: null, apiKey: null },
+  log: { level: 'info', format: 'json', requests: true },
+  metrics: { enabled: false, token: null },
+  limits: {},
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 };
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 const positive = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
 /** The longest delay a Node timer keeps; a longer one would fire at once, every millisecond. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -200,6 +238,33 @@ const FILE_SCHEMA = {
         heartbeatMs: { type: 'integer', minimum: 1, maximum: MAX_TIMER_MS },
       },
     },
+    log: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        level: { enum: LOG_LEVELS },
+        format: { enum: ['json', 'pretty'] },
+        requests: { type: 'boolean' },
+      },
+    },
+    metrics: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { enabled: { type: 'boolean' }, token: { type: ['string', 'null'], minLength: 1 } },
+    },
+    limits: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        maxConcurrentTasks: positive,
+        rateLimit: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['perSecond'],
+          properties: { perSecond: { type: 'number', exclusiveMinimum: 0 }, burst: positive },
+        },
+      },
+    },
   },
 };
 
@@ -216,6 +281,9 @@ type FileConfig = {
   approvals?: ServerConfig['approvals'];
   stopGraceMs?: number;
   registry?: Partial<RegistryConfig>;
+  log?: Partial<LogConfig>;
+  metrics?: Partial<MetricsConfig>;
+  limits?: LimitsConfig;
 };
 
 let validateFile: ReturnType<Ajv['compile']> | undefined;
@@ -415,6 +483,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
       d.approvals,
     stopGraceMs: grace ? Number(grace) : (file.stopGraceMs ?? d.stopGraceMs),
     registry: registryConfig(env, file.registry ?? {}),
+    log: {
+      level: envEnum(env, 'AGENT_LOG_LEVEL', LOG_LEVELS) ?? file.log?.level ?? d.log.level,
+      format:
+        envEnum(env, 'AGENT_LOG_FORMAT', ['json', 'pretty'] as const) ?? file.log?.format ?? d.log.format,
+      requests: envFlag(env, 'AGENT_LOG_REQUESTS') ?? file.log?.requests ?? d.log.requests,
+    },
+    metrics: metricsConfig(env, file.metrics ?? {}),
+    limits: limitsConfig(env, file.limits ?? {}),
   };
   if (!new RegExp(STORE_PATTERN).test(config.runStore)) {
     // Not echoed: a mistyped connection string may still carry a password.
@@ -519,6 +595,48 @@ function registryConfig(env: NodeJS.ProcessEnv, file: Partial<RegistryConfig>): 
       );
   }
   return registry;
+}
+
+/** `AGENT_METRICS` and `AGENT_METRICS_TOKEN` over the file's `metrics`. */
+function metricsConfig(env: NodeJS.ProcessEnv, file: Partial<MetricsConfig>): MetricsConfig {
+  const metrics: MetricsConfig = {
+    enabled: envFlag(env, 'AGENT_METRICS') ?? file.enabled ?? false,
+    token: env.AGENT_METRICS_TOKEN || file.token || null,
+  };
+  // Named by variable only: the token is a secret.
+  if (metrics.token !== null && !metrics.enabled)
+    throw new ValueError(
+      'AGENT_METRICS_TOKEN (metrics.token) guards GET /metrics, which is not served; set AGENT_METRICS=1 (metrics.enabled)',
+    );
+  return metrics;
+}
+
+/** A number above 0 (a rate may be fractional: 0.5 is one call every two seconds), or undefined when unset. */
+function envRate(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || !(value > 0) || !Number.isFinite(value))
+    throw new ValueError(`Invalid ${name}: ${raw} (expected a number above 0)`);
+  return value;
+}
+
+/** The limits, each variable over its file field; a burst needs a rate. */
+function limitsConfig(env: NodeJS.ProcessEnv, file: LimitsConfig): LimitsConfig {
+  const limits: LimitsConfig = {};
+  const maxConcurrentTasks = envCount(env, 'AGENT_MAX_CONCURRENT_TASKS') ?? file.maxConcurrentTasks;
+  if (maxConcurrentTasks !== undefined) limits.maxConcurrentTasks = maxConcurrentTasks;
+  const perSecond = envRate(env, 'AGENT_RATE_LIMIT_PER_SECOND') ?? file.rateLimit?.perSecond;
+  const burst = envCount(env, 'AGENT_RATE_LIMIT_BURST') ?? file.rateLimit?.burst;
+  if (perSecond === undefined) {
+    if (burst !== undefined)
+      throw new ValueError(
+        'AGENT_RATE_LIMIT_BURST (limits.rateLimit.burst) needs AGENT_RATE_LIMIT_PER_SECOND (limits.rateLimit.perSecond)',
+      );
+  } else {
+    limits.rateLimit = burst === undefined ? { perSecond } : { perSecond, burst };
+  }
+  return limits;
 }
 
 /** How a message names the store without its connection string (which may carry a password). */

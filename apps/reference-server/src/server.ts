@@ -2,10 +2,17 @@
  * Assembles the reference server: one demo agent bound to every transport, so a task started on one
  * transport can be canceled from another.
  */
-import { type ApprovalDecisionData, type ApprovalRequestData, type Transport } from '@agent/core';
+import {
+  ConcurrencyLimit,
+  type ApprovalDecisionData,
+  type ApprovalRequestData,
+  type Logger,
+  type Transport,
+} from '@agent/core';
 import { A2AServer } from '@agent/a2a';
 import { APIKeyAuth, BasicAuth, BearerTokenAuth, type Authenticator } from '@agent/auth';
 import { Registry } from '@agent/registry';
+import { PipelineMetrics, RateLimiter, TASKS_LIMIT_NAME, type TransportOptions } from '@agent/server';
 import type { Agent, AgentRegistryOptions } from '@agent/runtime';
 import { approvalRoutes, HTTPTransport } from '@agent/transport-http';
 import { SSETransport } from '@agent/transport-sse';
@@ -16,6 +23,8 @@ import { createDemoAgent } from './demo-agent.js';
 import { createDemoHandler } from './demo-handler.js';
 import type { LostReplica } from '@agent/store-postgres';
 import { openStores } from './stores.js';
+import { createServerLogger } from './logging.js';
+import { metricsRoutes } from './metrics-route.js';
 import { tckScenarioOf } from './tck-scenarios.js';
 
 export { createApprovalStore, createRegistryStore, createRunStore } from './stores.js';
@@ -35,6 +44,8 @@ export interface ReferenceServer {
   readonly registry: Registry | undefined;
   /** The A2A bindings the HTTP transport serves (`a2a`), or undefined. */
   readonly a2a: A2AServer | undefined;
+  /** Every transport's metrics (`GET /metrics` serves them with `metrics.enabled`), or undefined. */
+  readonly metrics: PipelineMetrics | undefined;
   /**
    * Stops every transport (in-flight tasks get `stopGraceMs` to finish, then are canceled with reason
    * `server shutting down`), then deregisters the demo agent from the registry it joined
@@ -110,6 +121,29 @@ export interface StartOptions {
   onLostReplica?: (lost: LostReplica) => void;
   /** Told how many tasks the previous process left running were finished at start (a SQLite file). */
   onInterrupted?: (count: number) => void;
+  /** Where the transports log. Default: stderr, in `config.log`'s level and format. */
+  logger?: Logger;
+}
+
+/**
+ * What every transport shares: one logger, one metrics registry, and one task limit and rate
+ * limiter, so the limits hold for the server as a whole, whichever wire a call arrives on.
+ */
+function operationsOptions(
+  config: ServerConfig,
+  logger: Logger,
+  metrics: PipelineMetrics | undefined,
+): Pick<TransportOptions, 'logger' | 'logRequests' | 'metrics' | 'maxConcurrentTasks' | 'rateLimit'> {
+  const { maxConcurrentTasks, rateLimit } = config.limits;
+  return {
+    logger,
+    logRequests: config.log.requests,
+    ...(metrics ? { metrics } : {}),
+    ...(maxConcurrentTasks === undefined
+      ? {}
+      : { maxConcurrentTasks: new ConcurrencyLimit(maxConcurrentTasks, { name: TASKS_LIMIT_NAME }) }),
+    ...(rateLimit === undefined ? {} : { rateLimit: new RateLimiter(rateLimit) }),
+  };
 }
 
 export async function startReferenceServer(
@@ -149,7 +183,9 @@ export async function startReferenceServer(
         replyAsMessage: (task) => tckScenarioOf(task) === 'tck-message-response',
       })
     : undefined;
+  const metrics = config.metrics.enabled ? new PipelineMetrics() : undefined;
   const routes = [
+    ...(metrics ? [metricsRoutes(metrics, config.metrics.token)] : []),
     ...(registry ? [registry] : []),
     ...(a2a ? [a2a] : []),
     ...(approvalStore ? [approvalRoutes(approvalStore)] : []),
@@ -163,26 +199,27 @@ export async function startReferenceServer(
   };
   const host = hostForUrl(config.host);
   const { stopGraceMs } = config;
+  const logger = options.logger ?? createServerLogger(config.log);
+  const shared = { authenticator, stopGraceMs, ...operationsOptions(config, logger, metrics) };
   const http = new HTTPTransport({
     url: `http://${host}:${config.ports.http}`,
-    authenticator,
     backend: config.httpBackend,
-    stopGraceMs,
+    ...shared,
     ...(routes.length > 0 ? { routes } : {}),
   });
-  const sse = new SSETransport({ url: `http://${host}:${config.ports.sse}`, authenticator, stopGraceMs });
-  const ws = new WebSocketTransport({ url: `ws://${host}:${config.ports.ws}`, authenticator, stopGraceMs });
+  const sse = new SSETransport({ url: `http://${host}:${config.ports.sse}`, ...shared });
+  const ws = new WebSocketTransport({ url: `ws://${host}:${config.ports.ws}`, ...shared });
   const grpc = new GRPCTransport({
     url: `grpc://${host}:${config.ports.grpc}`,
-    authenticator,
     health: true,
     reflection: true,
-    stopGraceMs,
+    ...shared,
   });
   const membership = registryMembership(config.registry);
   const agent = createDemoAgent({
     runStore,
     authenticator,
+    logger,
     approvalHandler: approvalHandler(config.approvals),
     ...(approvalStore ? { approvalStore } : {}),
     ...(membership ? { registry: membership } : {}),
@@ -215,6 +252,7 @@ export async function startReferenceServer(
     urls: { http: http.url, sse: sse.url, ws: ws.url, grpc: grpc.url },
     registry,
     a2a,
+    metrics,
     lost: stores.lost,
     stop() {
       // Leave the registry first, so nobody discovers a server that is draining; then each transport
