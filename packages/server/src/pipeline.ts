@@ -26,7 +26,6 @@ import {
   getDefaultLogger,
   type ConcurrencyLimit,
   type Logger,
-  type ReleaseSlot,
 } from '@agent/core';
 import {
   finalStatusEvent,
@@ -45,10 +44,11 @@ import { failedEnding, TaskEventStream } from './stream-rule.js';
 import { parseGetTask, parseList, parseSubscribe, withHistory } from './task-queries.js';
 import { ledgerFor, type LiveTask, type TaskLedger } from './task-ledger.js';
 import { awaitRemoteRun, RemoteFollow } from './remote-task.js';
+import { Admission, type RunTicket } from './admission.js';
 import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
 import type { PipelineMetrics } from './metrics/pipeline-metrics.js';
 import type { RateLimiter, RateLimitOptions } from './rate-limit.js';
-import { logRequest } from './request-log.js';
+import { RequestObserver } from './request-observer.js';
 import type { FeedOutcome } from './event-feed.js';
 
 export type ServerState = 'starting' | 'ready' | 'stopping';
@@ -130,11 +130,6 @@ export interface ServerPipelineOptions {
   rateLimit?: RateLimitOptions | RateLimiter | undefined;
 }
 
-/** A task run this pipeline started: its slot of `maxConcurrentTasks`, given back when it ends. */
-interface RunTicket {
-  release: ReleaseSlot | undefined;
-}
-
 /**
  * One authenticated request on its way through the pipeline. Built by {@link ServerPipeline.open};
  * a wire adapter passes it back to the operation it decoded.
@@ -210,10 +205,12 @@ export class ServerPipeline {
   readonly authenticator: Authenticator | undefined;
   readonly logger: Logger;
   private readonly strict: boolean;
-  private readonly logRequests: boolean;
+  /** The rate limit and the concurrent-task limit a call and a run pass. */
+  private readonly admission: Admission;
+  /** The request log line and the metrics of each answered request. */
+  private readonly observer: RequestObserver;
+  /** Active tasks and streams (the requests themselves are counted by the observer). */
   private readonly metrics: PipelineMetrics | undefined;
-  private readonly taskLimit: ConcurrencyLimit | undefined;
-  private readonly rateLimiter: RateLimiter | undefined;
   private stateValue: ServerState = 'starting';
   private readonly inFlight = new Set<ServerCall>();
   private drained: (() => void) | undefined;
@@ -227,11 +224,16 @@ export class ServerPipeline {
     this.logger = options.logger ?? getDefaultLogger();
     this.strict = options.validateSchema === true;
     this.tasks = ledgerFor(this.handler, options.store ?? undefined, this.logger);
-    this.logRequests = options.logRequests === true;
-    this.metrics = options.metrics ?? undefined;
-    this.metrics?.watchQueue(this.tasks);
-    this.taskLimit = concurrencyLimitOption(options.maxConcurrentTasks);
-    this.rateLimiter = rateLimiterOption(options.rateLimit);
+    const metrics = options.metrics ?? undefined;
+    this.metrics = metrics;
+    metrics?.watchQueue(this.tasks);
+    this.admission = new Admission(
+      this.transport,
+      concurrencyLimitOption(options.maxConcurrentTasks),
+      rateLimiterOption(options.rateLimit),
+      metrics,
+    );
+    this.observer = new RequestObserver(this.transport, this.logger, options.logRequests === true, metrics);
   }
 
   get state(): ServerState {
@@ -256,7 +258,7 @@ export class ServerPipeline {
     const startedAt = performance.now();
     if (this.stateValue === 'stopping') {
       const error = new UnavailableError('The server is stopping');
-      this.observeRefusal(request, startedAt, error, undefined);
+      this.observer.refusal(request, startedAt, error, undefined);
       return Promise.reject(error);
     }
     const defer = options.deferTenant === true;
@@ -266,7 +268,7 @@ export class ServerPipeline {
       (security) => this.callFor(request, security, defer, startedAt),
       (error: unknown) => {
         const wire = this.wireError(error, 'authenticate');
-        this.observeRefusal(request, startedAt, wire, undefined);
+        this.observer.refusal(request, startedAt, wire, undefined);
         return Promise.reject(wire);
       },
     );
@@ -311,7 +313,7 @@ export class ServerPipeline {
       call = new ServerCall(request, security, this.transport, tenant);
     } catch (error) {
       const wire = this.wireError(error, 'tenant');
-      this.observeRefusal(request, startedAt, wire, security);
+      this.observer.refusal(request, startedAt, wire, security);
       return Promise.reject(wire);
     }
     call.startedAt = startedAt;
@@ -338,10 +340,10 @@ export class ServerPipeline {
     let task: Task;
     try {
       this.refuseNewWork();
-      this.admit(call);
+      this.admission.admit(call);
       task = readTaskPayload(payload, { strict: this.strict });
       call.taskId = task.id;
-      this.refuseWhenFull();
+      this.admission.refuseWhenFull();
     } catch (error) {
       return Promise.reject(this.refuse(error, 'send_task', call));
     }
@@ -355,10 +357,10 @@ export class ServerPipeline {
       if ('remote' in found) return this.awaitRemote(call, task.id);
       return found.live.result;
     }
-    const ticket = this.startRun();
+    const ticket = this.admission.startRun();
     const { live, attached } = this.tasks.begin(call.owner, task);
     if (attached) {
-      this.dropRun(ticket);
+      this.admission.dropRun(ticket);
       return live.result;
     }
     return this.runToEnd(call, live, task, ticket);
@@ -375,8 +377,8 @@ export class ServerPipeline {
     let input: Message;
     try {
       this.refuseNewWork();
-      this.admit(call);
-      this.refuseWhenFull();
+      this.admission.admit(call);
+      this.admission.refuseWhenFull();
       input = readMessage(message, this.strict);
     } catch (error) {
       return Promise.reject(this.refuse(error, 'send_task', call));
@@ -393,8 +395,8 @@ export class ServerPipeline {
     let input: Message;
     try {
       this.refuseNewWork();
-      this.admit(call);
-      this.refuseWhenFull();
+      this.admission.admit(call);
+      this.admission.refuseWhenFull();
       input = readMessage(message, this.strict);
     } catch (error) {
       return this.rejectedFeed(error, 'stream_task', call);
@@ -425,11 +427,11 @@ export class ServerPipeline {
     }
     const base = (await this.tasks.store.listTaskEvents(call.owner, taskId)).length;
     const task: Task = { ...stored, state: 'submitted', messages: [...stored.messages, message] };
-    const ticket = this.startRun();
+    const ticket = this.admission.startRun();
     // Two continuations racing: the second finds the first registered.
     const { live, attached } = this.tasks.begin(call.owner, task, base);
     if (attached) {
-      this.dropRun(ticket);
+      this.admission.dropRun(ticket);
       throw stillRunning(taskId);
     }
     return { live, task, ticket };
@@ -454,7 +456,7 @@ export class ServerPipeline {
       await this.tasks.finish(live);
       return result;
     } finally {
-      this.endRun(ticket, live);
+      this.admission.endRun(ticket, live);
       this.release(run);
     }
   }
@@ -520,7 +522,7 @@ export class ServerPipeline {
   get(call: ServerCall, payload: unknown): Promise<Task> {
     let query: ReturnType<typeof parseGetTask>;
     try {
-      this.admit(call);
+      this.admission.admit(call);
       query = parseGetTask(payload, this.strict);
     } catch (error) {
       return Promise.reject(this.refuse(error, 'get_task', call));
@@ -552,7 +554,7 @@ export class ServerPipeline {
   list(call: ServerCall, payload: unknown): Promise<TaskList> {
     let query: ReturnType<typeof parseList>;
     try {
-      this.admit(call);
+      this.admission.admit(call);
       query = parseList(payload, this.strict);
     } catch (error) {
       return Promise.reject(this.refuse(error, 'list_tasks', call));
@@ -581,7 +583,7 @@ export class ServerPipeline {
   subscribe(call: ServerCall, payload: unknown): EventFeed {
     let query: ReturnType<typeof parseSubscribe>;
     try {
-      this.admit(call);
+      this.admission.admit(call);
       query = parseSubscribe(payload, this.strict);
     } catch (error) {
       return this.rejectedFeed(error, 'subscribe_task', call);
@@ -599,7 +601,7 @@ export class ServerPipeline {
   /** `get_card`: the handler's card, advertising the configured authenticator's scheme. */
   card(call: ServerCall): Promise<AgentCard> {
     try {
-      this.admit(call);
+      this.admission.admit(call);
     } catch (error) {
       return Promise.reject(this.refuse(error, 'get_card', call));
     }
@@ -623,10 +625,10 @@ export class ServerPipeline {
     let task: Task;
     try {
       this.refuseNewWork();
-      this.admit(call);
+      this.admission.admit(call);
       task = readTaskPayload(payload, { strict: this.strict });
       call.taskId = task.id;
-      this.refuseWhenFull();
+      this.admission.refuseWhenFull();
     } catch (error) {
       return this.rejectedFeed(error, 'stream_task', call);
     }
@@ -635,9 +637,9 @@ export class ServerPipeline {
       if (found && 'record' in found) return { stored: await this.storedEvents(call.owner, task.id, 0) };
       if (found && 'remote' in found) return { remote: this.followRemote(call.owner, task.id, 0) };
       if (found) return this.follow(call.owner, found.live, 0);
-      const ticket = this.startRun();
+      const ticket = this.admission.startRun();
       const { live, attached } = this.tasks.begin(call.owner, task);
-      if (attached) this.dropRun(ticket);
+      if (attached) this.admission.dropRun(ticket);
       else void this.drive(call, live, task, ticket);
       return { live, after: 0, starter: !attached };
     });
@@ -653,7 +655,7 @@ export class ServerPipeline {
       onEnd: (outcome) => {
         this.release(call);
         this.metrics?.stream(this.transport, -1);
-        this.observe(call, operation, outcome.error, streamFields(holder.feed, outcome));
+        this.observer.observe(call, operation, outcome.error, streamFields(holder.feed, outcome));
       },
     });
     holder.feed = feed;
@@ -693,7 +695,7 @@ export class ServerPipeline {
       }
       await this.tasks.finish(live);
     } finally {
-      this.endRun(ticket, live);
+      this.admission.endRun(ticket, live);
       this.release(run);
     }
   }
@@ -801,106 +803,11 @@ export class ServerPipeline {
     if (this.stateValue === 'stopping') throw new UnavailableError('The server is stopping');
   }
 
-  /**
-   * The rate limit: one token of the caller's principal. Anonymous callers are told apart by their
-   * address, so one of them cannot use up everybody's tokens.
-   */
-  private admit(call: ServerCall): void {
-    const limiter = this.rateLimiter;
-    if (!limiter) return;
-    const principal = call.security?.principalId;
-    limiter.admit(
-      principal === undefined ? `anonymous@${call.request.remoteAddress ?? ''}` : `principal:${principal}`,
-    );
-  }
-
-  /**
-   * Refuses a new task at once when every slot is taken, before its id is even looked up: an
-   * overloaded server answers without touching the store. (A resubmission is refused too; its
-   * caller retries like any other.)
-   */
-  private refuseWhenFull(): void {
-    const limit = this.taskLimit;
-    if (limit && limit.available === 0) throw limit.overloaded();
-  }
-
-  /** Takes a slot for a run this pipeline is about to start (the overload error when there is none). */
-  private startRun(): RunTicket {
-    return { release: this.taskLimit?.acquire() };
-  }
-
-  /** A slot taken for a run that did not start (the task was running already). */
-  private dropRun(ticket: RunTicket): void {
-    ticket.release?.();
-  }
-
-  /** A started run ended (runToEnd and drive count it started): its slot goes back, its state is counted. */
-  private endRun(ticket: RunTicket, live: LiveTask): void {
-    ticket.release?.();
-    this.metrics?.taskFinished(this.transport, live.task.state);
-  }
-
   /** The error policy for a request refused before it ran, which is then logged and counted. */
   private refuse(error: unknown, operation: string, call: ServerCall): AgentError {
     const wire = this.wireError(error, operation, call);
-    this.observe(call, operation, wire);
+    this.observer.observe(call, operation, wire);
     return wire;
-  }
-
-  /** The request log line and the metrics of one answered request. */
-  private observe(
-    call: ServerCall,
-    operation: string,
-    error: AgentError | undefined,
-    stream?: { events: number; detached: boolean },
-  ): void {
-    if (!this.logRequests && !this.metrics) return;
-    const durationMs = performance.now() - call.startedAt;
-    const status = error ? error.code : 'ok';
-    this.metrics?.request({
-      operation,
-      transport: this.transport,
-      outcome: status,
-      seconds: durationMs / 1000,
-    });
-    if (!this.logRequests) return;
-    logRequest(this.logger, {
-      operation,
-      transport: this.transport,
-      status,
-      durationMs,
-      request: call.request,
-      principalId: call.owner.principal_id,
-      tenant: call.tenant,
-      taskId: call.taskId,
-      ...(stream ? { events: stream.events, detached: stream.detached } : {}),
-    });
-  }
-
-  /** A request refused while it was opened (stopping, authentication, tenant): no call exists yet. */
-  private observeRefusal(
-    request: RequestInfo,
-    startedAt: number,
-    error: AgentError,
-    security: SecurityContextLike | undefined,
-  ): void {
-    if (!this.logRequests && !this.metrics) return;
-    const durationMs = performance.now() - startedAt;
-    this.metrics?.request({
-      operation: 'open',
-      transport: this.transport,
-      outcome: error.code,
-      seconds: durationMs / 1000,
-    });
-    if (!this.logRequests) return;
-    logRequest(this.logger, {
-      operation: 'open',
-      transport: this.transport,
-      status: error.code,
-      durationMs,
-      request,
-      principalId: security?.principalId,
-    });
   }
 
   /** The error policy: what the caller may see of `error` (logged under an id when it is unexpected). */
@@ -966,13 +873,13 @@ export class ServerPipeline {
     return result.then(
       (value) => {
         this.release(call);
-        this.observe(call, operation, undefined);
+        this.observer.observe(call, operation, undefined);
         return value;
       },
       (error: unknown) => {
         this.release(call);
         const wire = this.wireError(error, operation, call);
-        this.observe(call, operation, wire);
+        this.observer.observe(call, operation, wire);
         throw wire;
       },
     );

@@ -1,4 +1,11 @@
-import { getDefaultLogger, type Logger, type Task, type TaskEvent, type TaskHandler } from '@agent/core';
+import {
+  getDefaultLogger,
+  isTerminalState,
+  type Logger,
+  type Task,
+  type TaskEvent,
+  type TaskHandler,
+} from '@agent/core';
 import {
   coordinationOf,
   InMemoryRunStore,
@@ -268,8 +275,10 @@ class TaskWrites {
   snapshot(task: Task): void {
     // The waiting snapshot may sit before events queued after it: saving the newer task there still
     // creates the record before they are appended, and leaves the same record once all is written.
+    // Not an ending, though: a record that says the task is over while its final status is not yet
+    // logged would let a store shared by replicas refuse that status (an ending is final there).
     const waiting = this.queue.find((write): write is { snapshot: Task } => 'snapshot' in write);
-    if (waiting) waiting.snapshot = task;
+    if (waiting && !(isTerminalState(task.state) && this.queue.at(-1) !== waiting)) waiting.snapshot = task;
     else this.push({ snapshot: task });
   }
 
