@@ -1,6 +1,6 @@
 import { isFinalEvent, type AgentError, type TaskEvent } from '@agent/core';
 import type { RemoteFollow } from './remote-task.js';
-import type { LiveTask } from './task-ledger.js';
+import { unrecordedRun, type LiveTask } from './task-ledger.js';
 
 /** Where a feed reads: a running task (from a sequence on), or a finished task's stored events. */
 export type FeedSource =
@@ -112,6 +112,12 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
       }
       const event = live.events[this.cursor];
       if (event !== undefined) {
+        // The final status goes out once the store holds the run: acknowledged means stored.
+        if (isFinalEvent(event) && this.cursor === live.events.length - 1) {
+          await live.result;
+          if (this.done) return DONE;
+          if (live.storeFailure !== undefined) throw this.fail(unrecordedRun(live.taskId));
+        }
         this.cursor++;
         return this.give(event);
       }

@@ -42,7 +42,7 @@ import { requestedTenant, type OperationName, type RequestInfo } from './request
 import { isTenantName, TENANT_RULE } from './tenant.js';
 import { failedEnding, TaskEventStream } from './stream-rule.js';
 import { parseGetTask, parseList, parseSubscribe, withHistory } from './task-queries.js';
-import { ledgerFor, type LiveTask, type TaskLedger } from './task-ledger.js';
+import { ledgerFor, unrecordedRun, type LiveTask, type TaskLedger } from './task-ledger.js';
 import { awaitRemoteRun, RemoteFollow } from './remote-task.js';
 import { Admission, type RunTicket } from './admission.js';
 import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
@@ -51,7 +51,7 @@ import type { RateLimiter, RateLimitOptions } from './rate-limit.js';
 import { RequestObserver } from './request-observer.js';
 import type { FeedOutcome } from './event-feed.js';
 
-export type ServerState = 'starting' | 'ready' | 'stopping';
+export type ServerState = 'starting' | 'ready' | 'unavailable' | 'stopping';
 
 /** The reason recorded on tasks a stop cancels once its grace period is over. */
 export const SHUTDOWN_REASON = 'server shutting down';
@@ -236,7 +236,12 @@ export class ServerPipeline {
     this.observer = new RequestObserver(this.transport, this.logger, options.logRequests === true, metrics);
   }
 
+  /**
+   * `ready` turns `unavailable` while the task store refuses writes (retries included): a task
+   * finished then cannot be acknowledged, so readiness sends new work elsewhere until it recovers.
+   */
   get state(): ServerState {
+    if (this.stateValue === 'ready' && !this.tasks.storeHealthy) return 'unavailable';
     return this.stateValue;
   }
 
@@ -355,13 +360,14 @@ export class ServerPipeline {
     if (found) {
       if ('record' in found) return found.record.task;
       if ('remote' in found) return this.awaitRemote(call, task.id);
-      return found.live.result;
+      const running = found.live;
+      return running.result.then((done) => acknowledged(running, done));
     }
     const ticket = this.admission.startRun();
     const { live, attached } = this.tasks.begin(call.owner, task);
     if (attached) {
       this.admission.dropRun(ticket);
-      return live.result;
+      return live.result.then((done) => acknowledged(live, done));
     }
     return this.runToEnd(call, live, task, ticket);
   }
@@ -454,7 +460,7 @@ export class ServerPipeline {
       }
       this.tasks.record(live, finalStatusEvent(result));
       await this.tasks.finish(live);
-      return result;
+      return acknowledged(live, result);
     } finally {
       this.admission.endRun(ticket, live);
       this.release(run);
@@ -889,6 +895,15 @@ export class ServerPipeline {
     this.inFlight.delete(call);
     if (this.drained && this.inFlight.size === 0) this.drained();
   }
+}
+
+/**
+ * The finished task, once the store holds it: a run the store could not record (retries included)
+ * is not acknowledged, so its caller gets UNAVAILABLE rather than an answer nothing backs.
+ */
+function acknowledged(live: LiveTask, task: Task): Task {
+  if (live.storeFailure === undefined) return task;
+  throw unrecordedRun(live.taskId);
 }
 
 function streamFields(

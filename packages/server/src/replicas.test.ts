@@ -1,4 +1,11 @@
-import { createTask, silentLogger, type AgentError, type Task, type TaskEvent } from '@agent/core';
+import {
+  ANONYMOUS_PRINCIPAL,
+  createTask,
+  silentLogger,
+  type AgentError,
+  type Task,
+  type TaskEvent,
+} from '@agent/core';
 import { ServerPipeline } from './pipeline.js';
 import type { RequestInfo } from './request.js';
 import { ContractHandler } from './testing/contract-handler.js';
@@ -27,6 +34,13 @@ async function collect(feed: AsyncIterable<TaskEvent>): Promise<TaskEvent[]> {
   const events: TaskEvent[] = [];
   for await (const event of feed) events.push(event);
   return events;
+}
+
+/** Resolves once the shared store holds a record of the task. */
+async function stored(backend: SharedBackend, taskId: string): Promise<void> {
+  while (!(await backend.store.getTaskRecord(taskId, { tenant: '', principal_id: ANONYMOUS_PRINCIPAL }))) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 const finals = (events: TaskEvent[]) => events.filter((e) => e.type === 'task.status' && e.final);
@@ -66,11 +80,13 @@ describe('replicas sharing a store', () => {
   });
 
   it('a unary caller on A and a resubmission on B both get the task canceled from B', async () => {
-    const { nodes } = replicas(2);
+    const { backend, nodes } = replicas(2);
     const [a, b] = nodes as [(typeof nodes)[0], (typeof nodes)[0]];
     const task = createTask('hold', { id: 'shared-2' });
     const onA = a.pipeline.send(await a.pipeline.open(request()), task);
     await a.handler.whenRunning(task.id);
+    // B can tell the id is taken once A's first snapshot is in the shared store.
+    await stored(backend, task.id);
     const resubmittedOnB = b.pipeline.send(await b.pipeline.open(request()), task);
     const canceled = await b.pipeline.cancel(await b.pipeline.open(request()), { task_id: task.id });
     const [fromA, fromB] = await Promise.all([onA, resubmittedOnB]);

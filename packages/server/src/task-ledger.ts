@@ -1,10 +1,12 @@
 import {
+  AgentError,
   getDefaultLogger,
   isTerminalState,
   type Logger,
   type Task,
   type TaskEvent,
   type TaskHandler,
+  UnavailableError,
 } from '@agent/core';
 import {
   coordinationOf,
@@ -28,6 +30,11 @@ export class LiveTask {
   task: Task;
   /** Set when the run failed before its first event: the caller that started it gets this error. */
   earlyFailure: unknown;
+  /**
+   * Set when the store could not take all of this run's writes (retries included): the run is over
+   * but not durably recorded, so no caller may be told it finished.
+   */
+  storeFailure: unknown;
   private ended = false;
   private wakers: (() => void)[] = [];
   private canceler: ((reason: string | undefined) => void) | undefined;
@@ -117,6 +124,13 @@ export class LiveTask {
   }
 }
 
+/** What a caller of a run the store could not record gets instead of its answer. */
+export function unrecordedRun(taskId: string): UnavailableError {
+  return new UnavailableError('The task ended but the task store could not record it', {
+    data: { task_id: taskId },
+  });
+}
+
 /**
  * Where a task of an owner stands: running here, running on another replica that shares the store
  * (`remote`: its latest stored snapshot), stored, or unknown.
@@ -135,7 +149,7 @@ export type TaskLookup = { live: LiveTask } | { remote: TaskRecord } | { record:
 export class TaskLedger {
   private readonly running = new Map<string, LiveTask>();
   private readonly writes = new WeakMap<LiveTask, TaskWrites>();
-  private readonly queued: QueueDepth = { writes: 0 };
+  private readonly queued: WriteState = { writes: 0, failing: false };
   /** Present when replicas share the store: how this ledger reaches the tasks the others run. */
   readonly coordination: TaskCoordination | undefined;
 
@@ -158,6 +172,14 @@ export class TaskLedger {
   /** Store writes (snapshots, event batches, claims) queued behind the one in progress, of every task. */
   get pendingWrites(): number {
     return this.queued.writes;
+  }
+
+  /**
+   * False after a write the store refused even when retried, until the next write it takes: what
+   * readiness reports, so a balancer sends new work elsewhere while the store is locked or failing.
+   */
+  get storeHealthy(): boolean {
+    return !this.queued.failing;
   }
 
   live(owner: TaskOwner, taskId: string): LiveTask | undefined {
@@ -223,6 +245,7 @@ export class TaskLedger {
     writes?.snapshot(live.task);
     writes?.release();
     await writes?.idle();
+    if (writes?.failure !== undefined) live.storeFailure = writes.failure;
     const key = taskKey(live.owner, live.taskId);
     if (this.running.get(key) === live) this.running.delete(key);
     live.settle(live.task);
@@ -232,10 +255,14 @@ export class TaskLedger {
 
 type Write = { events: TaskEvent[] } | { snapshot: Task } | { claim: boolean };
 
-/** How many writes wait in the queues of one ledger's tasks, for the metrics. */
-interface QueueDepth {
+/** What one ledger's write queues share: how many writes wait (metrics), whether the store fails (readiness). */
+interface WriteState {
   writes: number;
+  failing: boolean;
 }
+
+/** Waits before each retry of a write the store refused as unavailable (a locked file, a lost connection). */
+const RETRY_DELAYS_MS = [20, 100, 400];
 
 /**
  * One task's store writes, in the order they were made, one at a time. Events recorded while a write
@@ -251,8 +278,11 @@ class TaskWrites {
     private readonly coordination: TaskCoordination | undefined,
     private readonly live: LiveTask,
     private readonly logger: Logger,
-    private readonly depth: QueueDepth,
+    private readonly depth: WriteState,
   ) {}
+
+  /** The first write the store refused even when retried; the run's answer waits on it. */
+  failure: unknown;
 
   private push(write: Write): void {
     this.queue.push(write);
@@ -298,18 +328,34 @@ class TaskWrites {
     await Promise.resolve();
     for (let write = this.queue.shift(); write; write = this.queue.shift()) {
       this.depth.writes--;
-      try {
-        const { owner, taskId } = this.live;
-        if ('events' in write) await this.store.appendTaskEvents(owner, taskId, write.events);
-        else if ('snapshot' in write) await this.store.saveTaskSnapshot(write.snapshot, { owner });
-        else if (write.claim) await this.coordination!.claimTask(owner, taskId);
-        else await this.coordination!.releaseTask(owner, taskId);
-      } catch (error) {
-        // A store that fails must not fail the run or its caller: the answer is still the task's.
-        this.report(error, operationOf(write));
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await this.perform(write);
+          this.depth.failing = false;
+          break;
+        } catch (error) {
+          const delay = RETRY_DELAYS_MS[attempt];
+          if (delay !== undefined && mayPass(error)) {
+            await new Promise((resolve) => setTimeout(resolve, delay));
+            continue;
+          }
+          // Not acknowledged: whoever waits for this run is told the store failed, not that it ended.
+          this.failure ??= error;
+          this.depth.failing = true;
+          this.report(error, operationOf(write));
+          break;
+        }
       }
     }
     this.draining = null;
+  }
+
+  private async perform(write: Write): Promise<void> {
+    const { owner, taskId } = this.live;
+    if ('events' in write) await this.store.appendTaskEvents(owner, taskId, write.events);
+    else if ('snapshot' in write) await this.store.saveTaskSnapshot(write.snapshot, { owner });
+    else if (write.claim) await this.coordination!.claimTask(owner, taskId);
+    else await this.coordination!.releaseTask(owner, taskId);
   }
 
   private report(error: unknown, operation: string): void {
@@ -319,6 +365,11 @@ class TaskWrites {
       // A failing logger changes nothing either.
     }
   }
+}
+
+/** A store that is unavailable (locked, disconnected) may take the write a moment later; a refusal of the data will not. */
+function mayPass(error: unknown): boolean {
+  return !(error instanceof AgentError) || error.code === 'UNAVAILABLE';
 }
 
 function operationOf(write: Write): string {

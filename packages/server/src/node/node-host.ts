@@ -77,6 +77,7 @@ const HEALTHY = { status: 'ok' };
 const READINESS: Record<ServerState, { status: number; body: { status: string } }> = {
   ready: { status: 200, body: { status: 'ready' } },
   starting: { status: 503, body: { status: 'starting' } },
+  unavailable: { status: 503, body: { status: 'store_unavailable' } },
   stopping: { status: 503, body: { status: 'stopping' } },
 };
 
