@@ -43,7 +43,16 @@ import type {
   TaskRecord,
   TaskRecordQuery,
 } from './run-store.js';
-import { checkSqliteOptions, openSqlite, sqliteError, useWriteAheadLog } from './sqlite-support.js';
+import {
+  checkSqliteOptions,
+  DEFAULT_BUSY_TIMEOUT_MS,
+  openSqlite,
+  sqliteError,
+  useWriteAheadLog,
+} from './sqlite-support.js';
+
+/** How long a write blocks the event loop waiting for another process's lock, by default. */
+const WRITE_BUSY_TIMEOUT_MS = 50;
 
 /** Bumped with every schema change; a file written by a newer version is refused. */
 export const SQLITE_SCHEMA_VERSION = 2;
@@ -51,7 +60,12 @@ export const SQLITE_SCHEMA_VERSION = 2;
 export interface SqliteRunStoreOptions extends RunStoreOptions {
   /** Database file path; `:memory:` for a private in-memory database. */
   path: string;
-  /** How long a write waits for another process's lock, in milliseconds. Default `5000`. */
+  /**
+   * How long a write waits for another process's lock, in milliseconds — a wait that blocks the
+   * event loop, better-sqlite3 being synchronous. Default `50`: a longer lock fails the write with
+   * UNAVAILABLE at once, which the server pipeline retries without blocking (and answers UNAVAILABLE
+   * when the lock outlasts its retries). Opening the file (its migration) waits up to 5 s.
+   */
   busyTimeoutMs?: number;
   /** Open without creating or writing the schema (a reader process). Default `false`. */
   readonly?: boolean;
@@ -206,7 +220,7 @@ export class SqliteRunStore implements RunStore {
    * `readonly` open meets an older schema; ValueError for a bad option or a file with a newer schema.
    */
   constructor(options: SqliteRunStoreOptions) {
-    const busyTimeoutMs = checkSqliteOptions('SqliteRunStore', options, OPTION_NAMES);
+    checkSqliteOptions('SqliteRunStore', options, OPTION_NAMES);
     this.#retentionMs = retentionOf(options.taskRetentionMs, Infinity);
     this.#now = clockOf(options.now, 'SqliteRunStore');
     this.path = options.path;
@@ -215,11 +229,12 @@ export class SqliteRunStore implements RunStore {
     this.#db = openSqlite({
       feature: 'SqliteRunStore',
       path: options.path,
-      busyTimeoutMs,
+      busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS,
       readonly: options.readonly === true,
     });
     try {
       this.#migrate(options.readonly === true);
+      this.#db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? WRITE_BUSY_TIMEOUT_MS}`);
       this.#upsertTask = this.#db.prepare(`
         INSERT INTO task_records (tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task)
         VALUES (@tenant, @principal_id, @task_id, @state, @run_id, @session_id, @trace_id, @agent_name, @created_at, @updated_at, @task)
