@@ -32,3 +32,4 @@ export {
   type TraceOptions,
 } from './trace-propagation.js';
 export { buildSchemas, errorBodySchema } from './schemas.js';
+export { jsonLimitError, DEFAULT_JSON_LIMITS, type JsonLimits } from './json-limits.js';

@@ -13,7 +13,7 @@ import {
   type TaskEvent,
   type TaskList,
 } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { isRecord, jsonLimitError } from '@agent/core/internal';
 import type { HeaderBag, OperationName } from '@agent/server';
 import type { RawData } from 'ws';
 
@@ -193,8 +193,13 @@ export function frameText(data: RawData, isBinary: boolean): string {
     : Buffer.from(data as ArrayBuffer).toString('utf8');
 }
 
-/** Decodes frame text; throws ParseError for malformed JSON. */
+/**
+ * Decodes frame text; throws ParseError for malformed JSON, and INVALID_REQUEST for a frame nested
+ * deeper or with an array longer than the JSON limits (checked on the text, before parsing).
+ */
 export function decodeJson(text: string): unknown {
+  const limit = jsonLimitError(text);
+  if (limit) throw limit;
   try {
     return JSON.parse(text);
   } catch {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError, PayloadTooLargeError, type AgentError } from '@agent/core';
+import { jsonLimitError } from '@agent/core/internal';
 
 /**
  * A body that is not JSON: a 400 INVALID_REQUEST on plain HTTP. Its own class so that a JSON-RPC
@@ -7,13 +8,19 @@ import { InvalidRequestError, PayloadTooLargeError, type AgentError } from '@age
  */
 export class MalformedJsonError extends InvalidRequestError {}
 
-/** Parses a request body as JSON; an empty or malformed body is a 400 INVALID_REQUEST. */
+/**
+ * Parses a request body as JSON; an empty or malformed body is a 400 INVALID_REQUEST, and so is one
+ * nested deeper or with an array longer than the JSON limits (checked on the text, before parsing).
+ * The parser's own message (an engine's wording, with positions) is not passed on.
+ */
 export function parseJsonBody(text: string): unknown {
   if (text.length === 0) throw new MalformedJsonError('Malformed JSON: the request body is empty');
+  const limit = jsonLimitError(text);
+  if (limit) throw limit;
   try {
     return JSON.parse(text);
-  } catch (error) {
-    throw new MalformedJsonError(`Malformed JSON: ${(error as Error).message}`);
+  } catch {
+    throw new MalformedJsonError('Malformed JSON: the request body is not valid JSON');
   }
 }
 
