@@ -20,6 +20,7 @@ export {
 export { isComponentDescriptor, describeComponent } from './descriptor.js';
 export { raceAbort, sleep, type AbortErrorFactory } from './abort.js';
 export { numberOption, type NumberRule } from './option-number.js';
+export { parseRetryAfterHeader, withRetryAfterHeader } from './retry-after-header.js';
 export { checkOptionNames, optionNames } from './option-names.js';
 export { isLogger } from './logger.js';
 export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';

@@ -12,7 +12,7 @@ import {
   type TaskEvent,
   type TlsOptions,
 } from '@agent/core';
-import { isRecord, withTraceHeaders, type TraceOptions } from '@agent/core/internal';
+import { isRecord, withRetryAfterHeader, withTraceHeaders, type TraceOptions } from '@agent/core/internal';
 import { SSE_CONTENT_TYPE } from '@agent/server/node';
 import { callTarget } from './call-target.js';
 import { EventDecoder } from './codec.js';
@@ -76,7 +76,7 @@ export class HttpClient {
       call.dispose();
     }
     if (response.status >= 400)
-      throw this.responseError(response.status, response.statusText, response.data, url);
+      throw this.responseError(response.status, response.statusText, response.data, url, response.headers);
     try {
       return JSON.parse(response.data) as TResult;
     } catch (error) {
@@ -110,7 +110,7 @@ export class HttpClient {
       call.endDeadline();
       if (response.status >= 400) {
         const text = await this.session.readText(body, url);
-        throw this.responseError(response.status, response.statusText, text, url);
+        throw this.responseError(response.status, response.statusText, text, url, response.headers);
       }
       const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
       if (!contentType.startsWith(SSE_CONTENT_TYPE)) {
@@ -175,8 +175,18 @@ export class HttpClient {
     };
   }
 
-  /** Rebuilds the typed error of an error response; a body that is not ours maps by status. */
-  private responseError(status: number, statusText: string, text: string, url: string): HttpResponseError {
+  /**
+   * Rebuilds the typed error of an error response; a body that is not ours maps by status. A
+   * `Retry-After` header becomes `data.retry_after_ms` when the body did not say it (a proxy's bare
+   * 429 or 503), so a client's retries wait as long as the server asked.
+   */
+  private responseError(
+    status: number,
+    statusText: string,
+    text: string,
+    url: string,
+    headers: { [name: string]: unknown },
+  ): HttpResponseError {
     if (status === 401) this.options.onUnauthenticated();
     let body: unknown;
     try {
@@ -191,6 +201,7 @@ export class HttpClient {
         : new (errorClassFor(errorCodeForHttpStatus(status)))(
             `HTTP ${status}${statusText ? ` ${statusText}` : ''} from ${url}`,
           );
+    withRetryAfterHeader(error, headers['retry-after']);
     Object.defineProperty(error, 'status', { value: status, enumerable: true });
     return error as HttpResponseError;
   }

@@ -21,7 +21,7 @@ import {
   type TaskEvent,
   type TlsOptions,
 } from '@agent/core';
-import { httpEndpointUrl, isRecord, withTraceHeaders } from '@agent/core/internal';
+import { httpEndpointUrl, isRecord, withRetryAfterHeader, withTraceHeaders } from '@agent/core/internal';
 import { errorFromHttpResponse, openRequest, readText, type OpenRequest } from './client-request.js';
 import {
   decodeFrame,
@@ -99,7 +99,7 @@ export class SSEClient {
     try {
       const text = await readText(open, this.settings.maxResponseBytes);
       const status = open.response.statusCode ?? 0;
-      if (status !== 200) throw this.failed(status, text);
+      if (status !== 200) throw this.failed(status, text, open.response.headers);
       return decodeRpcResponse(text);
     } finally {
       open.settle();
@@ -183,7 +183,7 @@ export class SSEClient {
     const contentType = String(response.headers['content-type'] ?? '');
     if (status !== 200 || !contentType.startsWith(EVENT_STREAM_TYPE)) {
       const text = await readText(open, max);
-      if (status !== 200) throw this.failed(status, text);
+      if (status !== 200) throw this.failed(status, text, response.headers);
       throw malformedAnswer(`expected ${EVENT_STREAM_TYPE}, got ${contentType || 'no content type'}`);
     }
     // The deadline covers the wait for the stream to open; a task may then run as long as it needs.
@@ -219,9 +219,12 @@ export class SSEClient {
     throw new UnavailableError('The event stream ended before the final status');
   }
 
-  /** The typed error of a non-200 answer. */
-  private failed(status: number, text: string): AgentError {
-    const error = errorFromHttpResponse(status, text);
+  /**
+   * The typed error of a non-200 answer; its `Retry-After` becomes `data.retry_after_ms` when the
+   * body did not say it (a proxy's bare 429 or 503), for the client's retries.
+   */
+  private failed(status: number, text: string, headers: http.IncomingHttpHeaders): AgentError {
+    const error = withRetryAfterHeader(errorFromHttpResponse(status, text), headers['retry-after']);
     if (error.code === 'UNAUTHENTICATED') this.settings.onRefused();
     return error;
   }
