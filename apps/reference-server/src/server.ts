@@ -221,6 +221,9 @@ export async function startReferenceServer(
     authenticator,
     logger,
     approvalHandler: approvalHandler(config.approvals),
+    // GenAI metrics of model calls (token usage, duration) go to the same GET /metrics; the demo
+    // commands make none, an agent built like this one with an llm does.
+    ...(metrics ? { genAiMetrics: metrics } : {}),
     ...(approvalStore ? { approvalStore } : {}),
     ...(membership ? { registry: membership } : {}),
   });

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   AgentError,
   CLIENT_OPERATIONS,
+  ConcurrencyLimit,
   createMessage,
   createTask,
   newId,
@@ -23,6 +24,7 @@ import {
   type TaskEvent,
   type TaskHandler,
   type Transport,
+  type GenAiMetricsSink,
   getDefaultLogger,
   type Logger,
 } from '@agent/core';
@@ -78,6 +80,13 @@ export interface AgentOptions {
    * agents. It is never bound or started; `stop()` stops it (releasing its connections).
    */
   outbound?: Transport;
+  /**
+   * Most delegated calls in flight at once (`sendTaskTo`, `sendMessageTo`, `run.sendTaskTo`, over
+   * `outbound` or `transport`): a number, or a ConcurrencyLimit several agents share. A call over it
+   * is refused at once with UNAVAILABLE (`data: { retry_after_ms, limit: 'outbound calls' }`), never
+   * queued, so a task waiting on peers cannot hold up the agent's inbound work. Default 64.
+   */
+  outboundLimit?: ConcurrencyLimit | number;
   /** Server-side authenticator: advertised in the card and handed to a transport given by name. */
   authenticator?: Authenticator;
   /** Client-side raw credential for outgoing calls, handed to a transport given by name. */
@@ -143,12 +152,20 @@ export interface AgentOptions {
    * `false` starts none; a delegated call still carries the trace. Default `true`.
    */
   tracing?: boolean;
+  /**
+   * Also receives the GenAI metrics of every model call (token usage by type, duration), with the
+   * same values and attributes as the OpenTelemetry instruments, OpenTelemetry or not: e.g. the
+   * server's `PipelineMetrics`, so `/metrics` shows them. A sink that throws changes nothing
+   * (`onObserverError(error, 'genAiMetrics')`). Default: none.
+   */
+  genAiMetrics?: GenAiMetricsSink;
 }
 
 const OPTION_NAMES = optionNames<AgentOptions>({
   card: true,
   transport: true,
   outbound: true,
+  outboundLimit: true,
   authenticator: true,
   credentials: true,
   policy: true,
@@ -170,6 +187,7 @@ const OPTION_NAMES = optionNames<AgentOptions>({
   onObserverError: true,
   logger: true,
   tracing: true,
+  genAiMetrics: true,
 });
 
 export interface CallToolOptions {
@@ -196,6 +214,8 @@ export class Agent implements TaskHandler {
   readonly transport: Transport | null;
   /** Where outgoing calls go: `outbound` when set, else `transport`. */
   readonly outbound: Transport | null;
+  /** Bounds the delegated calls in flight (the `outboundLimit` option). */
+  readonly outboundLimit: ConcurrencyLimit;
   readonly policy: Policy | null;
   readonly approvalHandler: ApprovalHandler | null;
   readonly approvalStore: ApprovalStore | null;
@@ -263,10 +283,12 @@ export class Agent implements TaskHandler {
     });
     this.onObserverError = options.onObserverError ?? null;
     this.registryOptions = registryOption(options.registry);
+    this.outboundLimit = outboundLimitOption(options.outboundLimit);
     this.logger = options.logger ?? getDefaultLogger();
     if (options.tracing !== undefined && typeof options.tracing !== 'boolean')
       throw new ValueError('tracing must be a boolean');
     this.tracing = new TaskTracing({ enabled: options.tracing ?? true });
+    const genAiMetrics = genAiMetricsOption(options.genAiMetrics);
     this.registry = new TaskRegistry({ retentionMs: options.finishedTaskRetentionMs });
     if (typeof this.warningRatio !== 'number' || !(this.warningRatio >= 0 && this.warningRatio <= 1)) {
       throw new ValueError('warningRatio must be a number between 0 and 1');
@@ -286,6 +308,7 @@ export class Agent implements TaskHandler {
       runStore: this.runStore,
       registry: this.registry,
       logger: this.logger,
+      genAiMetrics,
       delegate: (target, task, run) => this.delegate(target, task, run),
       reportObserverError: (error, where) => this.reportObserverError(error, where),
     };
@@ -567,9 +590,10 @@ export class Agent implements TaskHandler {
     if (typeof target !== 'string' || target === '')
       throw new ValueError('sendTaskTo needs a target URL or agent name');
     const child = validateTask(cloneInput(task));
+    const limit = this.outboundLimit;
     if (!run) {
       RunContext.ensureTaskContext(child);
-      return transport.send<Task>(CLIENT_OPERATIONS.send_task, target, child);
+      return limit.run(() => transport.send<Task>(CLIENT_OPERATIONS.send_task, target, child));
     }
     run.token.raiseIfCancelled();
     if (child.metadata.run_context === undefined) child.metadata.run_context = run.context.child().toDict();
@@ -593,11 +617,15 @@ export class Agent implements TaskHandler {
         (signal) => {
           // The other agent's task span becomes a child of this call's span, in this task's trace.
           const span = run.trace.delegation(target, child.id, run.context.traceId);
+          // The slot is taken after policy and approval (a reviewer may take hours) and held
+          // until the call settles; over the limit the action fails at once.
           return traced(span, () =>
-            transport.send<Task>(CLIENT_OPERATIONS.send_task, target, child, undefined, {
-              signal,
-              ...span.outgoing,
-            }),
+            limit.run(() =>
+              transport.send<Task>(CLIENT_OPERATIONS.send_task, target, child, undefined, {
+                signal,
+                ...span.outgoing,
+              }),
+            ),
           );
         },
         (result) => ({
@@ -691,6 +719,10 @@ export class Agent implements TaskHandler {
     }
   }
 
+  /**
+   * Child cancels do not take a slot of `outboundLimit`: there is at most one per delegation in
+   * flight (which held a slot), and refusing one would leave the child running for nothing.
+   */
   private cancelChild(target: string, childTaskId: string, reason: string): void {
     const transport = this.outbound;
     if (!transport) return;
@@ -775,10 +807,44 @@ function outboundOption(outbound: unknown): Transport | null {
   return outbound as unknown as Transport;
 }
 
+/** Delegated calls in flight at once when `outboundLimit` is not given. */
+export const DEFAULT_OUTBOUND_LIMIT = 64;
+
+/** The name the overload error of `outboundLimit` gives (`data.limit`). */
+export const OUTBOUND_LIMIT_NAME = 'outbound calls';
+
+/** The `outboundLimit` option: a whole number from 1, or a ConcurrencyLimit (shared as it is). */
+function outboundLimitOption(value: unknown): ConcurrencyLimit {
+  if (value instanceof ConcurrencyLimit) return value;
+  const max = value ?? DEFAULT_OUTBOUND_LIMIT;
+  if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1) {
+    throw new ValueError(
+      `outboundLimit must be a whole number from 1 or a ConcurrencyLimit, got ${String(value)}`,
+      { data: { option: 'outboundLimit' } },
+    );
+  }
+  return new ConcurrencyLimit(max, { name: OUTBOUND_LIMIT_NAME });
+}
+
 /** The address a transport serves, when it has one (network transports and the in-process one do). */
 function addressOf(transport: Transport): string | undefined {
   const url = (transport as { url?: unknown }).url;
   return typeof url === 'string' && url !== '' ? url : undefined;
+}
+
+/** The `genAiMetrics` option: anything with `recordTokenUsage` and `recordOperationDuration`. */
+function genAiMetricsOption(sink: unknown): GenAiMetricsSink | null {
+  if (sink === undefined || sink === null) return null;
+  if (
+    !isRecord(sink) ||
+    typeof sink.recordTokenUsage !== 'function' ||
+    typeof sink.recordOperationDuration !== 'function'
+  ) {
+    throw new ValueError(
+      'genAiMetrics must be a GenAiMetricsSink (recordTokenUsage, recordOperationDuration)',
+    );
+  }
+  return sink as unknown as GenAiMetricsSink;
 }
 
 const APPROVAL_STORE_METHODS = [

@@ -1,5 +1,12 @@
 // Public API of @agent/runtime: anything exported here is public.
-export { Agent, type AgentOptions, type ExecuteFunction, type CallToolOptions } from './agent.js';
+export {
+  Agent,
+  DEFAULT_OUTBOUND_LIMIT,
+  OUTBOUND_LIMIT_NAME,
+  type AgentOptions,
+  type ExecuteFunction,
+  type CallToolOptions,
+} from './agent.js';
 export type { TransportName } from './load-transport.js';
 export type { AgentRegistryOptions } from './join-registry.js';
 export type { RunHandle, InferOptions } from './task-run.js';

@@ -26,8 +26,8 @@ describe('unknown option names are a ValueError naming the accepted ones', () =>
       thrown(() => new Agent({ card: { name: 'a' }, budgets: {}, onError: () => {} } as never)).message,
     ).toBe(
       'Agent does not accept the options "budgets", "onError"; accepted: approvalHandler, approvalStore, authenticator, budget, card, ' +
-        'credentials, eventSink, execute, finishedTaskRetentionMs, instructions, llm, logger, maxSteps, ' +
-        'onObserverError, outbound, policy, registry, runStore, streamBufferSize, tools, tracing, transport, verbosity, warningRatio',
+        'credentials, eventSink, execute, finishedTaskRetentionMs, genAiMetrics, instructions, llm, logger, maxSteps, ' +
+        'onObserverError, outbound, outboundLimit, policy, registry, runStore, streamBufferSize, tools, tracing, transport, verbosity, warningRatio',
     );
   });
 

@@ -1,4 +1,5 @@
 import {
+  type GenAiMetricsSink,
   type Logger,
   isTerminalState,
   nowIso,
@@ -35,6 +36,7 @@ import type { BudgetTracker } from './budget-tracker.js';
 import { abortError, type CancellationToken } from './cancellation.js';
 import type { Policy } from './capability-policy.js';
 import type { EventQueue } from './event-queue.js';
+import { withGenAiSink } from './llm/gen-ai-sink.js';
 import { runInferenceLoop, type InferenceResult } from './llm/inference-loop.js';
 import type { LLM, LLMMessage } from './llm/types.js';
 import type { RunContext } from './run-context.js';
@@ -106,6 +108,8 @@ export interface RunHost {
   reportObserverError(error: unknown, where: string): void;
   /** Where an unexpected failure of user logic is logged (its message never reaches the task). */
   readonly logger: Logger;
+  /** Also gets each model call's GenAI metrics (the `genAiMetrics` option), or null. */
+  readonly genAiMetrics: GenAiMetricsSink | null;
 }
 
 /** What `emit` returns when it has nothing to wait for. */
@@ -489,7 +493,9 @@ export class TaskRun implements ActiveTask {
         },
         stream: options.stream ?? this.streaming,
         defaultMaxSteps: this.host.defaultMaxSteps,
-        trace: this.trace,
+        trace: withGenAiSink(this.trace, this.host.genAiMetrics, (error) =>
+          this.host.reportObserverError(error, 'genAiMetrics'),
+        ),
         invokeTool: (call) => {
           const tool = this.host.tools.require(call.name);
           if (!toolNames.includes(call.name))
