@@ -1,4 +1,4 @@
-import { UnauthenticatedError } from '@agent/core';
+import { AgentError, retryAfterMsOf, UnauthenticatedError } from '@agent/core';
 import type { Authenticator } from './authenticator.js';
 import { extractCredentials, type HeaderSource, type QuerySource } from './extract-credentials.js';
 import type { SecurityContext } from './security-context.js';
@@ -23,7 +23,9 @@ export interface AuthenticateRequestOptions {
  * The server-side step every transport runs before any handler: extract the credential, ask the
  * authenticator. Resolves with the SecurityContext, or undefined when no authenticator is configured
  * or the path is public. Rejects with UnauthenticatedError when the credential is missing or the
- * authenticator throws; the message never contains the credential.
+ * authenticator throws; the message never contains the credential. An overload (UNAVAILABLE with
+ * `data.retry_after_ms`, e.g. a full `outboundLimit` of OAuth2DelegationAuth) is passed on as it is:
+ * the credential was not judged, so the caller should wait and retry, not replace it.
  */
 export async function authenticateRequest(
   options: AuthenticateRequestOptions,
@@ -37,6 +39,7 @@ export async function authenticateRequest(
   try {
     context = await authenticator.authenticate(credentials);
   } catch (error) {
+    if (isOverload(error) && !sharesCredential(error.message, credentials)) throw error;
     const reason =
       error instanceof Error && error.message && !sharesCredential(error.message, credentials)
         ? error.message
@@ -48,6 +51,10 @@ export async function authenticateRequest(
     throw new UnauthenticatedError('Invalid credentials');
   }
   return context;
+}
+
+function isOverload(error: unknown): error is AgentError {
+  return error instanceof AgentError && error.code === 'UNAVAILABLE' && retryAfterMsOf(error) !== undefined;
 }
 
 /** The shortest run of credential characters a message may not contain (all of it when shorter). */

@@ -69,7 +69,7 @@ describe('describe(): providers can be rebuilt from their descriptor', () => {
     expect((await copy.authenticate('u:p')).principalId).toBe('u');
   });
 
-  it('OAuth2DelegationAuth keeps every option, the default timeout made explicit', () => {
+  it('OAuth2DelegationAuth keeps every option, the default timeout and outbound limit made explicit', () => {
     const original = new publicApi.OAuth2DelegationAuth({
       exchangeEndpoint: 'https://idp/token',
       clientId: 'c',
@@ -82,9 +82,11 @@ describe('describe(): providers can be rebuilt from their descriptor', () => {
       clientSecret: 's',
       scope: 'x',
       timeoutMs: 10000,
+      outboundLimit: 64,
     });
     const copy = rebuild(original.describe()) as publicApi.OAuth2DelegationAuth;
     expect(copy.timeoutMs).toBe(10000);
+    expect(copy.outboundLimit.max).toBe(64);
     expect(copy.securityScheme.toDict()).toEqual(original.securityScheme.toDict());
   });
 });

@@ -39,6 +39,8 @@ export {
   OAuth2DelegationAuth,
   TOKEN_EXCHANGE_GRANT_TYPE,
   ACCESS_TOKEN_TYPE,
+  DEFAULT_TOKEN_EXCHANGE_LIMIT,
+  TOKEN_EXCHANGE_LIMIT_NAME,
   type OAuth2DelegationAuthOptions,
   type OAuth2AuthenticateOptions,
 } from './oauth2-delegation-auth.js';

@@ -1,4 +1,5 @@
 import {
+  ConcurrencyLimit,
   UnauthenticatedError,
   ValueError,
   type ComponentDescriptor,
@@ -38,6 +39,13 @@ export interface OAuth2DelegationAuthOptions {
   normalizeExpiry?: boolean;
   /** Discovery text of the advertised scheme. */
   description?: string;
+  /**
+   * Most token exchanges in flight at once: a number, or a ConcurrencyLimit several providers share.
+   * One over it is refused at once with UNAVAILABLE (`data: { retry_after_ms, limit: 'token exchanges' }`),
+   * never queued: `authenticateRequest` passes that on as an overload (503 with `Retry-After`), so
+   * a slow token endpoint cannot pile up every inbound request behind it. Default `64`.
+   */
+  outboundLimit?: ConcurrencyLimit | number;
 }
 
 const OPTION_NAMES = optionNames<OAuth2DelegationAuthOptions>({
@@ -51,6 +59,7 @@ const OPTION_NAMES = optionNames<OAuth2DelegationAuthOptions>({
   maxResponseBytes: true,
   normalizeExpiry: true,
   description: true,
+  outboundLimit: true,
 });
 
 export interface OAuth2AuthenticateOptions {
@@ -61,6 +70,10 @@ export interface OAuth2AuthenticateOptions {
 const PREFIX = 'OAuth delegation failed: ';
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+/** Token exchanges in flight at once per provider when `outboundLimit` is not given. */
+export const DEFAULT_TOKEN_EXCHANGE_LIMIT = 64;
+/** The name the overload error of `outboundLimit` gives (`data.limit`). */
+export const TOKEN_EXCHANGE_LIMIT_NAME = 'token exchanges';
 /** Ten years: anything longer is not a lifetime but a bug, and could overflow a Date. */
 const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 3600;
 
@@ -78,6 +91,8 @@ export class OAuth2DelegationAuth extends Authenticator implements Describable {
   readonly exchangeEndpoint: string;
   readonly clientId: string;
   readonly timeoutMs: number;
+  /** Bounds the exchanges in flight (the `outboundLimit` option). */
+  readonly outboundLimit: ConcurrencyLimit;
   private readonly clientSecret: string;
   private readonly options: OAuth2DelegationAuthOptions;
   private readonly http: AxiosInstance;
@@ -96,6 +111,7 @@ export class OAuth2DelegationAuth extends Authenticator implements Describable {
     if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) {
       throw new ValueError('OAuth2DelegationAuth: maxResponseBytes must be a positive integer');
     }
+    this.outboundLimit = outboundLimitOption(options.outboundLimit);
     this.options = { ...options };
     this.exchangeEndpoint = options.exchangeEndpoint;
     this.clientId = options.clientId;
@@ -138,6 +154,8 @@ export class OAuth2DelegationAuth extends Authenticator implements Describable {
     // axios' own timeout only watches socket inactivity; this deadline covers the whole exchange.
     const deadline = AbortSignal.timeout(this.timeoutMs);
     const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
+    // Over the limit: the overload error at once (not a credential failure, so not the prefix).
+    const release = this.outboundLimit.acquire();
     let status: number;
     let text: unknown;
     try {
@@ -146,6 +164,8 @@ export class OAuth2DelegationAuth extends Authenticator implements Describable {
       text = response.data;
     } catch (error) {
       fail(describeRequestError(error, deadline.aborted, this.timeoutMs), error);
+    } finally {
+      release();
     }
     if (status !== 200) fail(`token endpoint answered HTTP ${status}${oauthErrorSuffix(text)}`);
     let parsed: unknown;
@@ -162,11 +182,24 @@ export class OAuth2DelegationAuth extends Authenticator implements Describable {
   }
 
   describe(): ComponentDescriptor {
+    // A shared ConcurrencyLimit cannot cross a thread: the copy gets a limit of its own, as large.
     return describeComponent('@agent/auth', 'OAuth2DelegationAuth', {
       ...this.options,
       timeoutMs: this.timeoutMs,
+      outboundLimit: this.outboundLimit.max,
     });
   }
+}
+
+function outboundLimitOption(value: unknown): ConcurrencyLimit {
+  if (value instanceof ConcurrencyLimit) return value;
+  const max = value ?? DEFAULT_TOKEN_EXCHANGE_LIMIT;
+  if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1) {
+    throw new ValueError(
+      `OAuth2DelegationAuth: outboundLimit must be a whole number from 1 or a ConcurrencyLimit, got ${String(value)}`,
+    );
+  }
+  return new ConcurrencyLimit(max, { name: TOKEN_EXCHANGE_LIMIT_NAME });
 }
 
 /**

@@ -31,7 +31,7 @@ describe('the providers refuse unknown option names', () => {
       expect.objectContaining({
         code: 'VALUE_ERROR',
         message: expect.stringContaining(
-          'OAuth2DelegationAuth does not accept the options "timeout", "tokenUrl"; accepted: audience, clientId, clientSecret, description, exchangeEndpoint, maxResponseBytes, normalizeExpiry, scope, subjectTokenType, timeoutMs',
+          'OAuth2DelegationAuth does not accept the options "timeout", "tokenUrl"; accepted: audience, clientId, clientSecret, description, exchangeEndpoint, maxResponseBytes, normalizeExpiry, outboundLimit, scope, subjectTokenType, timeoutMs',
         ),
       }),
     );
