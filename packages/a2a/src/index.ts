@@ -5,6 +5,8 @@ export type { A2ATransportOptions } from './client/options.js';
 export type { A2ABinding } from './client/bindings.js';
 export {
   PushNotifier,
+  DEFAULT_PUSH_DELIVERY_LIMIT,
+  PUSH_DELIVERY_LIMIT_NAME,
   type PushAttempt,
   type PushNotifierDeps,
   type PushOptions,

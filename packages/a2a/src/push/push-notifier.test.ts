@@ -1,8 +1,19 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ResourceExhaustedError, ValidationError, ValueError, type Logger } from '@agent/core';
+import {
+  ConcurrencyLimit,
+  ResourceExhaustedError,
+  ValidationError,
+  ValueError,
+  type Logger,
+} from '@agent/core';
 import type { A2AStreamResponse } from '../protojson.js';
-import { PushNotifier, type PushAttempt, type PushOptions } from './push-notifier.js';
+import {
+  DEFAULT_PUSH_DELIVERY_LIMIT,
+  PushNotifier,
+  type PushAttempt,
+  type PushOptions,
+} from './push-notifier.js';
 import type { ResolveHost } from './ssrf.js';
 
 interface Received {
@@ -504,6 +515,71 @@ describe('PushNotifier', () => {
     // The receiver sees the kept-alive connections end; node drops closed handles a turn later.
     await waitFor(() => receiver.openConnections === 0);
     expect(timers()).toBeLessThanOrEqual(timersBefore);
+  });
+
+  it('outboundLimit: N + 5 configs, at most N deliveries in flight at the receiver, every one delivered on its first attempt', async () => {
+    const N = 3;
+    const held: ServerResponse[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    receiver.answer = (_r, _i, res) => {
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      held.push(res);
+    };
+    const push = make({ ...fast, outboundLimit: N });
+    for (let i = 0; i < N + 5; i++)
+      await push.create(alice, 'task-1', { id: `c${i}`, url: `${receiver.url}/${i}` });
+    push.notify(alice, 'task-1', status(1));
+    // Every lane asked for its slot inside notify(): N have one, 5 wait, and none is given back
+    // before the receiver answers.
+    expect(push.outboundLimit.active).toBe(N);
+    let answered = 0;
+    while (answered < N + 5) {
+      await waitFor(() => held.length === Math.min(N, N + 5 - answered));
+      for (const res of held.splice(0)) {
+        inFlight -= 1;
+        answered += 1;
+        res.end();
+      }
+    }
+    await waitFor(() => attempts.length === N + 5);
+    expect(maxInFlight).toBe(N);
+    expect(receiver.received).toHaveLength(N + 5);
+    expect(new Set(receiver.received.map((r) => r.path)).size).toBe(N + 5);
+    // Waiting for a slot used up no attempt.
+    expect(attempts.every((a) => a.ok && a.attempt === 1 && a.final)).toBe(true);
+    expect(push.outboundLimit.active).toBe(0);
+  });
+
+  it('outboundLimit: close() ends the lanes still waiting for a slot; their events are not sent', async () => {
+    const hung: ServerResponse[] = [];
+    receiver.answer = (_r, _i, res) => void hung.push(res);
+    const push = make({ ...fast, outboundLimit: 1 });
+    await push.create(alice, 'task-1', { id: 'a', url: `${receiver.url}/a` });
+    await push.create(alice, 'task-1', { id: 'b', url: `${receiver.url}/b` });
+    push.notify(alice, 'task-1', status(1));
+    await waitFor(() => hung.length === 1);
+    const closing = push.close();
+    for (const res of hung) res.end();
+    await closing;
+    expect(receiver.received).toHaveLength(1);
+    expect(push.outboundLimit.active).toBe(0);
+  });
+
+  it('outboundLimit: a ConcurrencyLimit shared with other work is waited for, then used', async () => {
+    const shared = new ConcurrencyLimit(1, { name: 'webhooks', retryAfterMs: 5 });
+    const taken = shared.acquire();
+    const push = make({ ...fast, outboundLimit: shared });
+    await push.create(alice, 'task-1', { url: receiver.url });
+    push.notify(alice, 'task-1', status(1));
+    expect(receiver.received).toHaveLength(0);
+    taken();
+    await waitFor(() => attempts.length === 1);
+    expect(attempts[0]).toMatchObject({ ok: true, attempt: 1 });
+    expect(new PushNotifier({}, { logger: log.logger }).outboundLimit.max).toBe(DEFAULT_PUSH_DELIVERY_LIMIT);
+    expect(DEFAULT_PUSH_DELIVERY_LIMIT).toBe(64);
+    expect(() => new PushNotifier({ outboundLimit: 0 }, { logger: log.logger })).toThrow(/outboundLimit/);
   });
 
   it('refuses unknown and invalid options', () => {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ValueError, type Logger } from '@agent/core';
+import { ConcurrencyLimit, ValueError, type Logger, type ReleaseSlot } from '@agent/core';
 import { checkOptionNames, numberOption, optionNames } from '@agent/core/internal';
 import type { A2AStreamResponse } from '../protojson.js';
 import { parsePushConfig, redactUrl, urlPointerOf, type PushConfig } from './push-config.js';
 import { PushConfigStore, type PushOwner } from './push-config-store.js';
 import { checkWebhookUrl, resolveWithDns, type ResolveHost } from './ssrf.js';
-import { WebhookSender } from './webhook-sender.js';
+import { WebhookSender, type SendResult } from './webhook-sender.js';
 
 /** One delivery attempt (or one dropped event), as `onAttempt` receives it. */
 export interface PushAttempt {
@@ -49,6 +49,13 @@ export interface PushOptions {
   maxPendingPerConfig?: number;
   /** Called once per attempt (and per dropped event). Exceptions it throws are logged and ignored. */
   onAttempt?: (attempt: PushAttempt) => void;
+  /**
+   * Most delivery attempts in flight at once, over all configs: a number, or a ConcurrencyLimit
+   * shared with other notifiers. A config whose turn comes while all are taken waits for a free
+   * one (no attempt is used up); deliveries run apart from requests, so waiting holds up no caller,
+   * and what waits is bounded: one config lane each, `maxPendingPerConfig` events per lane. Default 64.
+   */
+  outboundLimit?: ConcurrencyLimit | number;
 }
 
 export interface PushNotifierDeps {
@@ -67,7 +74,15 @@ const PUSH_OPTION_NAMES = optionNames<PushOptions>({
   maxConfigs: true,
   maxPendingPerConfig: true,
   onAttempt: true,
+  outboundLimit: true,
 });
+
+/** Delivery attempts in flight at once per notifier when `outboundLimit` is not given. */
+export const DEFAULT_PUSH_DELIVERY_LIMIT = 64;
+/** The name of the notifier's own `outboundLimit` (`data.limit` of its overload error). */
+export const PUSH_DELIVERY_LIMIT_NAME = 'push deliveries';
+/** Shortest pause before a waiting lane looks at a limit shared with others again, in ms. */
+const MIN_SLOT_RECHECK_MS = 10;
 
 /** The events still to deliver to one config, in order, and whether a worker is delivering them. */
 interface Lane {
@@ -98,7 +113,11 @@ export class PushNotifier {
   private readonly maxBackoffMs: number;
   private readonly timeoutMs: number;
   private readonly maxPendingPerConfig: number;
+  /** Bounds the delivery attempts in flight (the `outboundLimit` option). */
+  readonly outboundLimit: ConcurrencyLimit;
   private readonly lanes = new Map<string, Lane>();
+  /** Lanes waiting for a slot of `outboundLimit`, first come first woken. */
+  private readonly slotWaiters = new Set<() => void>();
   private readonly workers = new Set<Promise<void>>();
   private readonly sleepers = new Set<() => void>();
   private readonly closing = new AbortController();
@@ -132,6 +151,7 @@ export class PushNotifier {
       resolve: this.resolve,
     });
     this.onAttempt = opts.onAttempt;
+    this.outboundLimit = outboundLimitOption(opts.outboundLimit);
   }
 
   /**
@@ -291,13 +311,22 @@ export class PushNotifier {
 
   private async deliver(lane: Lane, body: string): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
+      // A slot of outboundLimit first: over it the lane waits here, using up no attempt.
+      const release = await this.slot();
+      if (!release) return; // closing
       const config = this.store.get(lane.owner, lane.taskId, lane.configId);
       if (!config) {
+        release();
         // Deleted while events waited: the owner no longer wants them.
         lane.queue.length = 0;
         return;
       }
-      const result = await this.sender.send(config, body, this.closing.signal);
+      let result: SendResult;
+      try {
+        result = await this.sender.send(config, body, this.closing.signal);
+      } finally {
+        release();
+      }
       const final = result.ok || !result.retryable || attempt >= this.maxAttempts || this.closed;
       const report: PushAttempt = {
         ...laneFields(lane),
@@ -325,6 +354,40 @@ export class PushNotifier {
       if (final) return;
       await this.sleep(this.backoffMs(attempt, result.retryAfterMs));
       if (this.closed) return;
+    }
+  }
+
+  /**
+   * A slot of `outboundLimit`, waiting while none is free; `undefined` once the notifier closes.
+   * Giving a slot back wakes the longest-waiting lane; a limit shared with others (whose releases
+   * wake nobody here) is looked at again after its `retryAfterMs`.
+   */
+  private async slot(): Promise<ReleaseSlot | undefined> {
+    for (;;) {
+      if (this.closed) return undefined;
+      const release = this.outboundLimit.tryAcquire();
+      if (release) {
+        let done = false;
+        return () => {
+          if (done) return;
+          done = true;
+          release();
+          const [next] = this.slotWaiters;
+          next?.();
+        };
+      }
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          clearTimeout(timer);
+          this.slotWaiters.delete(wake);
+          this.sleepers.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.max(MIN_SLOT_RECHECK_MS, this.outboundLimit.retryAfterMs));
+        timer.unref();
+        this.slotWaiters.add(wake);
+        this.sleepers.add(wake);
+      });
     }
   }
 
@@ -358,6 +421,15 @@ export class PushNotifier {
       this.logger.error({ err: error, taskId: attempt.taskId }, 'push onAttempt listener threw');
     }
   }
+}
+
+function outboundLimitOption(value: unknown): ConcurrencyLimit {
+  if (value instanceof ConcurrencyLimit) return value;
+  const max = numberOption('outboundLimit', value as number | undefined, DEFAULT_PUSH_DELIVERY_LIMIT, {
+    min: 1,
+    integer: true,
+  });
+  return new ConcurrencyLimit(max, { name: PUSH_DELIVERY_LIMIT_NAME });
 }
 
 function laneFields(lane: Lane): Pick<PushAttempt, 'owner' | 'taskId' | 'configId'> {
