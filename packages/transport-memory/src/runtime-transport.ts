@@ -1,4 +1,5 @@
 import {
+  ConcurrencyLimit,
   UnsupportedOperationError,
   ValueError,
   handlerFromFunction,
@@ -14,7 +15,10 @@ import {
 } from '@agent/core';
 import type { Authenticator, ClientCredentials, SecurityContext } from '@agent/auth';
 import {
+  PipelineMetrics,
+  RateLimiter,
   ServerPipeline,
+  TASKS_LIMIT_NAME,
   authenticateClient,
   checkOptionNames,
   clientCredentialsFrom,
@@ -57,6 +61,11 @@ export class RuntimeTransport implements Transport {
   /** The tenant every call names; `""` (the default tenant) when none was configured. */
   readonly tenant: string;
   private readonly logger: Logger | undefined;
+  private readonly logRequests: boolean;
+  private readonly metrics: PipelineMetrics | undefined;
+  // Built once, so every agent of this transport (and a restart) counts against the same limits.
+  private readonly taskLimit: ConcurrencyLimit | undefined;
+  private readonly rateLimiter: RateLimiter | undefined;
   private credentials: ClientCredentials | undefined;
   private registry = new AgentRegistry();
   private lifecycle: Lifecycle = 'idle';
@@ -74,6 +83,23 @@ export class RuntimeTransport implements Transport {
     this.stopGraceMs = settings.stopGraceMs;
     this.validateSchema = options.validateSchema === true;
     this.logger = options.logger;
+    if (options.logRequests !== undefined && typeof options.logRequests !== 'boolean') {
+      throw new ValueError('RuntimeTransport option logRequests must be true or false', {
+        data: { option: 'logRequests' },
+      });
+    }
+    if (options.metrics !== undefined && !(options.metrics instanceof PipelineMetrics)) {
+      throw new ValueError('RuntimeTransport option metrics must be a PipelineMetrics', {
+        data: { option: 'metrics' },
+      });
+    }
+    this.logRequests = options.logRequests === true;
+    this.metrics = options.metrics;
+    this.taskLimit = taskLimitOption(options.maxConcurrentTasks);
+    this.rateLimiter =
+      options.rateLimit === undefined || options.rateLimit instanceof RateLimiter
+        ? options.rateLimit
+        : new RateLimiter(options.rateLimit);
   }
 
   /** The default agent's address (`runtime://<name>`), or `runtime://` while there is none. */
@@ -310,6 +336,10 @@ export class RuntimeTransport implements Transport {
       authenticator: this.authenticator,
       validateSchema: this.validateSchema,
       logger: this.logger,
+      logRequests: this.logRequests,
+      metrics: this.metrics,
+      maxConcurrentTasks: this.taskLimit,
+      rateLimit: this.rateLimiter,
     });
   }
 
@@ -326,4 +356,19 @@ export class RuntimeTransport implements Transport {
     }
     return { ...headers, ...tenantHeaders(this.tenant) };
   }
+}
+
+/**
+ * `maxConcurrentTasks`: a whole number from 1 (one limit for every agent this transport serves), or
+ * a ConcurrencyLimit shared with other transports.
+ */
+function taskLimitOption(value: unknown): ConcurrencyLimit | undefined {
+  if (value === undefined || value instanceof ConcurrencyLimit) return value;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new ValueError(
+      `maxConcurrentTasks must be a whole number from 1 or a ConcurrencyLimit, got ${String(value)}`,
+      { data: { option: 'maxConcurrentTasks' } },
+    );
+  }
+  return new ConcurrencyLimit(value, { name: TASKS_LIMIT_NAME });
 }
