@@ -158,9 +158,9 @@ function retriedCode(error: unknown, policy: RetryPolicy): boolean {
 }
 
 /**
- * The server's wish for a wait, by the convention `error.data.retry_after_ms`. None of the
- * transports reads a `Retry-After` header into it yet, so it is there only when the server put it
- * in the error's data.
+ * The server's wish for a wait, by the convention `error.data.retry_after_ms`: our servers put it in
+ * the error body (and gRPC's `retry-after-ms` trailer); the HTTP and SSE clients also read a bare
+ * `Retry-After` header (a proxy's) into it.
  */
 function retryAfterMs(error: unknown): number | undefined {
   if (!isRecord(error) || !isRecord(error.data)) return undefined;
