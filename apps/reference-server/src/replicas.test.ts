@@ -145,7 +145,8 @@ describe('replicas on one PostgreSQL', () => {
   });
 
   it('SIGKILL of A: B and C finish its running tasks failed REPLICA_LOST once each; its finished task is intact', async () => {
-    const servers = await replicas(3, { AGENT_REPLICA_LEASE_MS: '2000' });
+    // Long enough that a busy machine never costs a live replica its lease; short enough to wait for.
+    const servers = await replicas(3, { AGENT_REPLICA_LEASE_MS: '5000' });
     const [a, b, c] = servers as [ServerProcess, ServerProcess, ServerProcess];
     try {
       const done = await call<Task>(a.urls.http, '/tasks/', ALICE_KEY, createTask('echo before the kill'));
