@@ -1,0 +1,233 @@
+/**
+ * Slow and non-reading stream consumers: N callers per streaming transport open a `stream 10000`
+ * task and never read a byte. Measured: the server's RSS before, during and after they leave (does
+ * it come back within 10 % of the start?), and a healthy caller's `echo` latency meanwhile.
+ */
+import type { ClientReadableStream } from '@grpc/grpc-js';
+import { connect, type Socket } from 'node:net';
+import { echoTask } from '../arbitraries/json-bodies.js';
+import { encodeTask, ld } from '../arbitraries/protobuf.js';
+import { LatencyProbe, sleep, stats, type LatencyStats } from '../healthy-caller.js';
+import type { FindingLog } from '../oracle.js';
+import type { FuzzOptions, Target } from '../options.js';
+import { ServerUnderTest } from '../server.js';
+import { grpcClient, toMetadata, AGENT_SERVICE } from '../wire/grpc-raw.js';
+import { encodeFrame, handshake } from '../wire/ws-raw.js';
+
+export interface SlowSummary {
+  targets: Target[];
+  consumers: number;
+  seconds: number;
+  /** Consumers whose stream was opened (request accepted), per transport. */
+  opened: Record<string, number>;
+  rssStartKiB: number | undefined;
+  rssPeakKiB: number | undefined;
+  rssAfterKiB: number | undefined;
+  rssAfterRatio: number;
+  rssRecovered: boolean;
+  /** RSS samples (KiB) once a second during the window. */
+  rssSamplesKiB: number[];
+  echoBefore: LatencyStats;
+  echoDuring: LatencyStats;
+  echoAfter: LatencyStats;
+  alive: boolean;
+}
+
+interface Consumer {
+  close(): void;
+}
+
+const STREAM_TEXT = 'stream 10000';
+
+function httpStreamRequest(port: number, path: string, body: string): Buffer {
+  return Buffer.from(
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+/** A socket that sends `bytes` and then never reads. Resolves once connected and written. */
+function nonReadingSocket(host: string, port: number, bytes: Buffer): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port }, () => {
+      socket.write(bytes);
+      socket.pause();
+      resolve(socket);
+    });
+    socket.on('error', (e) => reject(e));
+  });
+}
+
+async function openConsumer(target: Target, server: ServerUnderTest, id: string): Promise<Consumer> {
+  const task = echoTask(id, STREAM_TEXT);
+  if (target === 'http-node' || target === 'http-express' || target === 'sse') {
+    const url = new URL(target === 'sse' ? server.urls.sse : server.urls.http);
+    const body =
+      target === 'sse'
+        ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/stream', params: { task } })
+        : JSON.stringify(task);
+    const socket = await nonReadingSocket(
+      url.hostname,
+      Number(url.port),
+      httpStreamRequest(Number(url.port), '/tasks/stream', body),
+    );
+    return { close: () => socket.destroy() };
+  }
+  if (target === 'ws') {
+    const url = new URL(server.urls.ws);
+    const hs = await handshake(url.hostname, Number(url.port), '/', [], 10_000);
+    if (hs.status !== 101) {
+      hs.socket.destroy();
+      throw new Error(`handshake answered ${hs.status}`);
+    }
+    hs.socket.write(
+      encodeFrame({
+        opcode: 1,
+        payload: Buffer.from(JSON.stringify({ op: 'task.send', id: 's1', task, stream: true })),
+      }),
+    );
+    hs.socket.pause();
+    return { close: () => hs.socket.destroy() };
+  }
+  // gRPC: its own connection per consumer, the stream paused so HTTP/2 flow control pushes back.
+  const client = grpcClient(server.urls.grpc, true);
+  const body = ld(
+    1,
+    ld(
+      1,
+      encodeTask({
+        id,
+        state: 0,
+        role: 1,
+        messages: 1,
+        parts: 1,
+        content: { kind: 'echo', text: STREAM_TEXT },
+        metadataDepth: 0,
+        wrongWire: 'none',
+        unknown: 'none',
+      }),
+    ),
+  );
+  const call: ClientReadableStream<Buffer> = client.makeServerStreamRequest(
+    `/${AGENT_SERVICE}/Stream`,
+    (b: Buffer) => b,
+    (b: Buffer) => b,
+    body,
+    toMetadata([]),
+    {},
+  );
+  call.on('error', () => undefined);
+  // Wait for the first message so the stream is really open, then stop reading.
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 5000);
+    call.once('data', () => {
+      clearTimeout(timer);
+      call.pause();
+      resolve();
+    });
+  });
+  return {
+    close: () => {
+      call.cancel();
+      client.close();
+    },
+  };
+}
+
+export async function runSlowClients(
+  targets: Target[],
+  options: FuzzOptions,
+  findings: FindingLog,
+): Promise<SlowSummary> {
+  const server = await ServerUnderTest.start();
+  const label = targets.join('+');
+  const add = (oracle: 'crash' | 'resources', kind: string, detail: string): void =>
+    findings.add({ oracle, kind, target: label, seed: options.seed, detail });
+  try {
+    // Warm up (JIT, pools) so the start figure is the server's settled size, not its first breath.
+    const warm = new LatencyProbe(server.urls.http, 20, options.hangMs);
+    await sleep(1500);
+    const echoBefore = await warm.stop();
+    const rssStart = server.rssKiB();
+    const samples: number[] = [];
+    const sampler = setInterval(() => {
+      const rss = server.rssKiB();
+      if (rss !== undefined) samples.push(rss);
+    }, 1000);
+    const probe = new LatencyProbe(server.urls.http, 250, options.hangMs);
+    const consumers: Consumer[] = [];
+    const opened: Record<string, number> = {};
+    const openErrors: string[] = [];
+    const opening = targets.flatMap((target) =>
+      Array.from({ length: options.nonReaders }, async (_, i) => {
+        try {
+          consumers.push(await openConsumer(target, server, `slow-${target}-${options.seed}-${i}`));
+          opened[target] = (opened[target] ?? 0) + 1;
+        } catch (error) {
+          if (openErrors.length < 5) openErrors.push(`${target}: ${(error as Error).message}`);
+        }
+      }),
+    );
+    const windowStart = Date.now();
+    await Promise.all(opening);
+    await sleep(Math.max(0, options.slowSeconds * 1000 - (Date.now() - windowStart)));
+    clearInterval(sampler);
+    const echoDuring = await probe.stop();
+    const rssPeak = samples.length > 0 ? Math.max(...samples) : undefined;
+    for (const c of consumers) c.close();
+    // Give the server time to notice the closed connections and drop what it buffered for them.
+    const settleMs = options.smoke ? 3000 : 10_000;
+    const after = new LatencyProbe(server.urls.http, 250, options.hangMs);
+    await sleep(settleMs);
+    const echoAfter = await after.stop();
+    const rssAfter = server.rssKiB();
+    const ratio = rssStart && rssAfter ? rssAfter / rssStart : 0;
+    const recovered = ratio > 0 && ratio <= 1.1;
+    const alive = server.alive && (await server.healthy(options.hangMs));
+    // A process that is gone crashed; one still running but not answering /healthz is starved by
+    // the streams it still runs (reported with the other resource figures, not as a crash).
+    if (!server.alive) add('crash', 'process exited under slow consumers', server.stderr().slice(-3000));
+    else if (!alive)
+      add(
+        'resources',
+        `/healthz unanswered within ${options.hangMs} ms after slow consumers`,
+        'process alive',
+      );
+    if (echoDuring.failures > 0)
+      add(
+        'resources',
+        'healthy echo failed (error or over the hang limit) during slow consumers',
+        `${echoDuring.failures} of ${echoDuring.count}: ${probe.errors.join(' | ')}`,
+      );
+    if (!recovered)
+      add(
+        'resources',
+        'RSS not back within 10 % after slow consumers left',
+        `start ${rssStart} KiB, peak ${rssPeak} KiB, ${settleMs / 1000} s after they left ${rssAfter} KiB (×${ratio.toFixed(2)})`,
+      );
+    if (echoDuring.p99 > 1000)
+      add(
+        'resources',
+        'healthy echo p99 over 1 s during slow consumers',
+        `p50 ${echoDuring.p50} ms, p99 ${echoDuring.p99} ms, max ${echoDuring.max} ms`,
+      );
+    if (openErrors.length > 0) options.log(`  consumers that could not open: ${openErrors.join(' | ')}`);
+    return {
+      targets,
+      consumers: options.nonReaders * targets.length,
+      seconds: options.slowSeconds,
+      opened,
+      rssStartKiB: rssStart,
+      rssPeakKiB: rssPeak,
+      rssAfterKiB: rssAfter,
+      rssAfterRatio: ratio,
+      rssRecovered: recovered,
+      rssSamplesKiB: samples,
+      echoBefore,
+      echoDuring,
+      echoAfter: echoAfter.count > 0 ? echoAfter : stats([], 0),
+      alive,
+    };
+  } finally {
+    await server.stop();
+  }
+}
