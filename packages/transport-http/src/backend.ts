@@ -12,7 +12,7 @@ import type { CorsPolicy, RequestScope } from '@agent/server/node';
 export interface HttpEndpoint {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /**
-   * Absolute path, the transport URL's path included; matched with or without trailing slashes. A
+   * Absolute path, the transport URL's path included; matched with no trailing slash or one. A
    * `{name}` segment (`/tasks/{id}`, `/tasks/{id}/events`, `/registry/agents/{name}`) matches one
    * non-empty path segment, and a more specific path wins over it, method by method: a fixed path
    * first (`GET /tasks/cancel` is `/tasks/{id}`, since `/tasks/cancel` is POST only), then the path

@@ -172,7 +172,7 @@ export function buildOpenApiDocument(source: DocumentSource): Omit<OpenApiDocume
   };
 }
 
-/** An endpoint's path as the document names it: below the base path, without trailing slashes. */
+/** An endpoint's path as the document names it: below the base path, without its trailing slash. */
 export function localPath(path: string, basePath: string): string {
   const below = path.startsWith(basePath) ? path.slice(basePath.length) : path;
   return routeKey(below === '' ? '/' : below);

@@ -7,11 +7,11 @@ const PARAMETER_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /**
  * An endpoint path whose `{name}` segments are parameters, such as `/tasks/{id}/events`. A parameter
  * matches one non-empty path segment as it was sent (still percent-encoded: a client sends a `/`
- * inside a value as `%2F`); every other segment matches only itself. Trailing slashes do not count,
- * as for every route.
+ * inside a value as `%2F`); every other segment matches only itself. One trailing slash does not
+ * count, as for every route; a second one is an empty segment, which matches nothing.
  */
 export class PathTemplate {
-  /** The path without trailing slashes. */
+  /** The path without its trailing slash. */
   readonly key: string;
   /** The parameter names, in path order. */
   readonly names: readonly string[];

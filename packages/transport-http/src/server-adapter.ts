@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { CLIENT_OPERATIONS, type AgentCard, type Task, type TaskEvent, type TaskList } from '@agent/core';
 import type { EventFeed, ServerCall, ServerPipeline } from '@agent/server';
-import { drained, writeError, writeJson } from '@agent/server/node';
+import { drained, StreamPacer, writeError, writeJson } from '@agent/server/node';
 import type { HttpEndpoint } from './backend.js';
 import { EVENT_STREAM_HEADERS, encodeEvent } from './codec.js';
 import { ExchangeRoute, type Exchange } from './exchange.js';
@@ -158,7 +158,10 @@ function answerStream(res: ServerResponse, stream: EventFeed): void {
   );
 }
 
-/** Writes the events as they come, with back-pressure, and ends after the final status. */
+/**
+ * Writes the events as they come, with back-pressure, and ends after the final status. A backlog
+ * goes out in bursts (`StreamPacer`), so other requests are served between them.
+ */
 async function writeEvents(
   res: ServerResponse,
   stream: EventFeed,
@@ -166,10 +169,15 @@ async function writeEvents(
 ): Promise<void> {
   if (res.destroyed) return;
   res.writeHead(200, EVENT_STREAM_HEADERS);
+  const pacer = new StreamPacer();
   try {
     for (let step = first; !step.done; step = await stream.next()) {
       if (res.destroyed) return;
       if (!res.write(encodeEvent(step.value))) await drained(res);
+      else {
+        const turn = pacer.pause();
+        if (turn) await turn;
+      }
     }
     res.end();
   } catch {

@@ -10,7 +10,7 @@ import type { ServerResponse } from 'node:http';
 import { isFinalEvent, MethodNotFoundError, type AgentError, type TaskEvent } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
 import type { EventFeed, RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
-import { CLIENT_GONE, writeError, type RequestScope } from '@agent/server/node';
+import { CLIENT_GONE, StreamPacer, writeError, type RequestScope } from '@agent/server/node';
 import {
   encodeErrorFrame,
   encodeEventFrame,
@@ -186,6 +186,8 @@ export async function serveStream(
   const out = new EventStreamWriter(res, requestId, settings.heartbeatMs);
   const signal = scope.signal;
   const watch = new AbortWatch(signal);
+  // A stream with a backlog writes it in bursts, so a cancel or a probe never waits behind it.
+  const pacer = new StreamPacer();
   let sawFinal = false;
   let aborted = false;
   try {
@@ -198,6 +200,8 @@ export async function serveStream(
       if (step.done) break;
       sawFinal = isFinalEvent(step.value);
       await out.event(step.value, signal);
+      const turn = pacer.pause();
+      if (turn) await turn;
     }
   } catch (error) {
     // Only a failure before the first event gets here: the stream rule finishes later ones itself.

@@ -25,6 +25,6 @@ export {
   type Routed,
   type RouteMiss,
 } from './route-table.js';
-export { drained, encodeSseFrame, SSE_CONTENT_TYPE } from './sse-frame.js';
+export { drained, encodeSseFrame, SSE_CONTENT_TYPE, StreamPacer, FRAMES_PER_TURN } from './sse-frame.js';
 export { EventStreamParser, type SseFrame } from './sse-parser.js';
 export { CorsPolicy, DEFAULT_EXPOSED_HEADERS, type CorsOptions } from './cors.js';

@@ -1,15 +1,18 @@
 import {
   createServer as createHttpServer,
+  maxHeaderSize as defaultMaxHeaderSize,
   type IncomingMessage,
   type Server,
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
-import { UnavailableError, ValueError, type TlsOptions } from '@agent/core';
+import { InvalidRequestError, UnavailableError, ValueError, type TlsOptions } from '@agent/core';
 import type { ServerState } from '../pipeline.js';
 import { settlesWithin } from '../pipeline.js';
+import { answerClientError } from './client-error.js';
 import type { CorsPolicy } from './cors.js';
+import { requestPath, routeKey } from './route-table.js';
 import { writeJson } from './write-json.js';
 
 /**
@@ -86,6 +89,9 @@ const READINESS: Record<ServerState, { status: number; body: { status: string } 
  * listen, `/healthz` and `/readyz`, per-request abort scopes, `Connection: close` while stopping,
  * and the close that follows the pipeline's drain. The listener stays open while the pipeline
  * drains, so that `/readyz` can say `stopping` to whoever asks.
+ *
+ * Requests node's parser refuses (`clientError`) and an `Expect` other than `100-continue` are
+ * answered here too, with the JSON error body and `Connection: close`, for every transport on it.
  */
 export class NodeHost {
   private server: Server | undefined;
@@ -111,6 +117,13 @@ export class NodeHost {
     const server = this.createServer();
     this.server = server;
     if (this.options.onUpgrade) server.on('upgrade', this.options.onUpgrade);
+    // The process-wide limit (`--max-http-header-size`): the host sets no server-specific one.
+    server.on('clientError', (error: Error, socket: Duplex) =>
+      answerClientError(error, socket, defaultMaxHeaderSize),
+    );
+    server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+      this.refuseExpectation(req, res),
+    );
     await new Promise<void>((resolve, reject) => {
       const onError = (error: NodeJS.ErrnoException): void => {
         this.server = undefined;
@@ -182,14 +195,13 @@ export class NodeHost {
     if (state === 'stopping' || this.closing) res.setHeader('connection', 'close');
     if (this.options.cors?.handle(req, res)) return;
     if (req.method === 'GET' || req.method === 'HEAD') {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const path = q === -1 ? url : url.slice(0, q);
-      if (path === this.healthPath || path === `${this.healthPath}/`) {
+      // The routes' rule: absolute-form reduced to its path, at most one trailing slash.
+      const path = routeKey(requestPath(req.url ?? '/'));
+      if (path === this.healthPath) {
         writeJson(res, 200, HEALTHY);
         return;
       }
-      if (path === this.readyPath || path === `${this.readyPath}/`) {
+      if (path === this.readyPath) {
         const answer = READINESS[state];
         writeJson(res, answer.status, answer.body);
         return;
@@ -202,6 +214,16 @@ export class NodeHost {
     scoped.host = this;
     res.on('close', onResponseClose);
     this.options.onRequest(req, res, tracked.scope);
+  }
+
+  /**
+   * An `Expect` other than `100-continue` (node's `checkExpectation`): 417, HTTP's status for it, with
+   * the JSON error body (INVALID_REQUEST) and `Connection: close`; the request never reaches a route.
+   */
+  private refuseExpectation(req: IncomingMessage, res: ServerResponse): void {
+    if (this.options.cors?.handle(req, res)) return;
+    const error = new InvalidRequestError('Unsupported Expect header: only 100-continue is supported');
+    writeJson(res, 417, { error: error.toJSON() }, { connection: 'close' });
   }
 
   /** Called once per request when its response closes (sent, or the client went away). */

@@ -2,15 +2,18 @@ import { MethodNotAllowedError, NotFoundError, type AgentError } from '@agent/co
 
 export interface Routed {
   method: string;
-  /** Absolute path; matched with or without trailing slashes. */
+  /** Absolute path; matched without a trailing slash or with exactly one. */
   path: string;
 }
 
-/** Route key: the path without trailing slashes, so `/tasks`, `/tasks/` and `/tasks//` are one route. */
+/**
+ * Route key: the path without its one trailing slash, so `/tasks` and `/tasks/` are one route. A
+ * second trailing slash is an empty path segment, not part of the route: `/tasks//` keeps one slash
+ * and matches no route (404), on every backend and for the host's `/healthz` and `/readyz` alike.
+ */
 export function routeKey(path: string): string {
-  let end = path.length;
-  while (end > 1 && path.charCodeAt(end - 1) === 47 /* '/' */) end--;
-  return end === path.length ? path : path.slice(0, end);
+  const end = path.length;
+  return end > 1 && path.charCodeAt(end - 1) === 47 /* '/' */ ? path.slice(0, end - 1) : path;
 }
 
 /** A failed match: the error to answer and, for 405, the `Allow` header. */
