@@ -10,13 +10,52 @@ import {
   type TaskEvent,
   type TlsOptions,
 } from '@agent/core';
-import { parseTransportUrl } from '@agent/core/internal';
+import { DEFAULT_JSON_LIMITS, parseTransportUrl, type JsonLimits } from '@agent/core/internal';
 import { formatHostPort } from '@agent/server';
-import type { CallOptions, ClientReadableStream, Metadata } from '@grpc/grpc-js';
+import {
+  makeGenericClientConstructor,
+  type CallOptions,
+  type ChannelCredentials,
+  type ClientOptions,
+  type ClientReadableStream,
+  type Metadata,
+} from '@grpc/grpc-js';
+import { readMessage } from './codec-reader.js';
 import { decodeTaskEvent } from './codec.js';
 import * as pb from './gen/agent/v1/agent.js';
 import { fromServiceError } from './grpc-errors.js';
+import { AGENT_SERVICE_NAME } from './proto-files.js';
 import { channelCredentials } from './tls.js';
+
+/**
+ * Answers are read by the bounded reader too. A server nests a Task's values at most core's
+ * `maxDepth` deep counted from the Task, which sits one level (an event) or two (a task list) deeper
+ * in an answer; arrays in answers are not limited (a long task history is legitimate).
+ */
+const RESPONSE_LIMITS: JsonLimits = {
+  maxDepth: DEFAULT_JSON_LIMITS.maxDepth + 2,
+  maxArrayLength: Number.MAX_SAFE_INTEGER,
+};
+
+const readTaskEvent = (bytes: Buffer): pb.TaskEvent => readMessage('TaskEvent', bytes, RESPONSE_LIMITS);
+
+/** The generated client with the bounded reader in place of the generated response decoders. */
+const BoundedAgentServiceClient = makeGenericClientConstructor(
+  {
+    invoke: {
+      ...pb.AgentServiceService.invoke,
+      responseDeserialize: (bytes: Buffer): pb.InvokeResponse =>
+        readMessage('InvokeResponse', bytes, RESPONSE_LIMITS),
+    },
+    stream: { ...pb.AgentServiceService.stream, responseDeserialize: readTaskEvent },
+    subscribe: { ...pb.AgentServiceService.subscribe, responseDeserialize: readTaskEvent },
+  },
+  AGENT_SERVICE_NAME,
+) as unknown as new (
+  address: string,
+  credentials: ChannelCredentials,
+  options?: Partial<ClientOptions>,
+) => pb.AgentServiceClient;
 
 export interface GrpcClientPoolOptions {
   tls?: TlsOptions;
@@ -58,7 +97,7 @@ export class GrpcClientPool {
     let client = this.clients.get(key);
     if (!client) {
       const tls = this.options.tls;
-      client = new pb.AgentServiceClient(target, channelCredentials(address.secure, tls), {
+      client = new BoundedAgentServiceClient(target, channelCredentials(address.secure, tls), {
         'grpc.max_receive_message_length': this.options.maxMessageBytes,
         'grpc.max_send_message_length': this.options.maxMessageBytes,
         ...(tls?.servername

@@ -34,14 +34,36 @@ import {
   encodeTask,
   encodeTaskEvent,
 } from './codec.js';
+import { readMessage, type AgentMessageName } from './codec-reader.js';
 import * as pb from './gen/agent/v1/agent.js';
 
-/** Encodes to proto bytes and back, so every test crosses the real wire format. */
+const READER_NAMES = new Map<unknown, AgentMessageName>([
+  [pb.AgentCard, 'AgentCard'],
+  [pb.Artifact, 'Artifact'],
+  [pb.InvokeRequest, 'InvokeRequest'],
+  [pb.InvokeResponse, 'InvokeResponse'],
+  [pb.Message, 'Message'],
+  [pb.Part, 'Part'],
+  [pb.SubscribeRequest, 'SubscribeRequest'],
+  [pb.Task, 'Task'],
+  [pb.TaskEvent, 'TaskEvent'],
+]);
+
+/**
+ * Encodes to proto bytes and back, so every test crosses the real wire format; the bounded reader
+ * (what the server reads requests and the client answers with) must decode the same bytes to the
+ * same message as the generated decoder.
+ */
 function viaWire<T>(
   fns: { encode(message: T): { finish(): Uint8Array }; decode(input: Uint8Array): T },
   message: T,
 ): T {
-  return fns.decode(fns.encode(message).finish());
+  const bytes = fns.encode(message).finish();
+  const decoded = fns.decode(bytes);
+  const name = READER_NAMES.get(fns);
+  if (name === undefined) throw new Error('a message the bounded reader does not know');
+  expect(readMessage(name, bytes)).toEqual(decoded);
+  return decoded;
 }
 
 function richTask(state: Task['state'] = 'working'): Task {
@@ -162,6 +184,37 @@ describe('codec: wire types', () => {
     cyclic.self = cyclic;
     expect(() => encodeTask(createTask({ metadata: { big: 10n } }))).toThrow(ValueError);
     expect(() => encodeTask(createTask({ metadata: cyclic }))).toThrow(/cycle/);
+  });
+
+  it('refuses a value nested past the JSON depth limit before walking it, in the words of the server', () => {
+    const nested = (levels: number): Record<string, unknown> => {
+      let value: Record<string, unknown> = { leaf: 1 };
+      for (let i = 1; i < levels; i++) value = { a: value };
+      return value;
+    };
+    // metadata is depth 2: 62 levels inside it reach 64.
+    const deepest = createTask({ metadata: { x: nested(62) } });
+    // (Past the generated decoder's own recursion limit of 100 messages: only the bounded reader reads it.)
+    const bytes = pb.Task.encode(encodeTask(deepest)).finish();
+    expect(decodeTask(readMessage('Task', bytes)).metadata).toEqual(deepest.metadata);
+    for (const levels of [63, 10_000]) {
+      const task = createTask({ metadata: { x: nested(levels) } });
+      expect(() => encodeTask(task)).toThrow(InvalidRequestError);
+      expect(() => encodeTask(task)).toThrow('Invalid request: JSON nesting depth exceeds 64');
+    }
+    // A part's content sits at depth 6.
+    const content = createTask('hi');
+    content.messages[0]!.parts.push(dataPart(nested(59)));
+    expect(() => encodeTask(content)).not.toThrow();
+    content.messages[0]!.parts.push(dataPart(nested(60)));
+    expect(() => encodeTask(content)).toThrow(InvalidRequestError);
+  });
+
+  it('keeps a __proto__ key an own property while normalizing', () => {
+    const metadata = JSON.parse('{"__proto__":{"polluted":true},"k":1}') as Record<string, unknown>;
+    const encoded = encodeTask(createTask({ metadata }));
+    expect(Object.getOwnPropertyDescriptor(encoded.metadata, '__proto__')?.value).toEqual({ polluted: true });
+    expect(Object.getPrototypeOf(encoded.metadata)).toBe(Object.prototype);
   });
 
   it('rejects unknown enum values with a ValidationError that points at the field', () => {

@@ -23,8 +23,17 @@ import {
   type TaskState,
 } from '@agent/core';
 import { parseCancelRequest } from '@agent/core/internal';
+import { readMessage } from './codec-reader.js';
 import * as pb from './gen/agent/v1/agent.js';
 import { toJsonObject, toJsonValue } from './json-value.js';
+
+/**
+ * JSON depths (1 = the Task object) of what a Task carries, counted as the JSON wires count them:
+ * `metadata` is 2; a message's or artifact's part content 6; an artifact's metadata 4.
+ */
+const TASK_METADATA_DEPTH = 2;
+const PART_CONTENT_DEPTH = 6;
+const ARTIFACT_METADATA_DEPTH = 4;
 
 const STATE_TO_PROTO: Record<TaskState, pb.TaskState> = {
   submitted: pb.TaskState.TASK_STATE_SUBMITTED,
@@ -82,7 +91,7 @@ function extraFields(source: object, known: readonly string[]): JsonObject | und
 // ---- Part, Message, Artifact, Task ----
 
 export function encodePart(part: Part): pb.Part {
-  const content = toJsonValue(part.content);
+  const content = toJsonValue(part.content, '/content', PART_CONTENT_DEPTH);
   return content === undefined ? { type: part.type } : { type: part.type, content };
 }
 
@@ -123,7 +132,7 @@ export function encodeArtifact(artifact: Artifact): pb.Artifact {
   const encoded: pb.Artifact = {
     id: artifact.id,
     parts: artifact.parts.map(encodePart),
-    metadata: toJsonObject(artifact.metadata, '/metadata'),
+    metadata: toJsonObject(artifact.metadata, '/metadata', ARTIFACT_METADATA_DEPTH),
     createdAt: artifact.created_at,
   };
   for (const key of ARTIFACT_OPTIONALS) {
@@ -153,15 +162,23 @@ export function encodeTask(task: Task): pb.Task {
     state: encodeEnum(STATE_TO_PROTO, task.state, '/state'),
     messages: task.messages.map(encodeMessage),
     artifacts: task.artifacts.map(encodeArtifact),
-    metadata: toJsonObject(task.metadata, '/metadata'),
+    metadata: toJsonObject(task.metadata, '/metadata', TASK_METADATA_DEPTH),
     createdAt: task.created_at,
   };
 }
 
-export function decodeTask(task: pb.Task, pointer = ''): Task {
+/**
+ * `submitted`: a Task whose `state` is unset (`TASK_STATE_UNSPECIFIED`, the proto3 default) is a new
+ * submission, as a JSON Task without `state` is. Only a submitted task gets this default: a Task a
+ * server answers with always names its state.
+ */
+export function decodeTask(task: pb.Task, pointer = '', submitted = false): Task {
   return {
     id: task.id,
-    state: decodeEnum(STATE_FROM_PROTO, task.state, `${pointer}/state`),
+    state:
+      submitted && task.state === pb.TaskState.TASK_STATE_UNSPECIFIED
+        ? 'submitted'
+        : decodeEnum(STATE_FROM_PROTO, task.state, `${pointer}/state`),
     messages: task.messages.map((message, index) => decodeMessage(message, `${pointer}/messages/${index}`)),
     artifacts: task.artifacts.map(decodeArtifact),
     metadata: (task.metadata ?? {}) as JsonObject,
@@ -435,18 +452,13 @@ export function encodeInvokeRequest(operation: InvokeOperation, data: unknown): 
   }
 }
 
-/** Decodes request bytes the server kept undecoded until the call was authenticated. */
-function decodeBytes<T>(fns: { decode(input: Uint8Array): T }, body: Uint8Array, name: string): T {
-  try {
-    return fns.decode(body);
-  } catch (error) {
-    throw new InvalidRequestError(`Request body is not a valid agent.v1.${name}`, { cause: error });
-  }
-}
-
-/** The request bytes of an `Invoke` or `Stream` call, decoded (after the authenticator ran). */
+/**
+ * The request bytes of an `Invoke` or `Stream` call, decoded (after the authenticator ran) by the
+ * bounded reader: core's JSON limits apply to the Task as they do on the JSON wires, and anything
+ * malformed is an InvalidRequestError naming what is wrong.
+ */
 export function decodeInvokeRequestBytes(body: Uint8Array): DecodedInvokeRequest {
-  return decodeInvokeRequest(decodeBytes(pb.InvokeRequest, body, 'InvokeRequest'));
+  return decodeInvokeRequest(readMessage<pb.InvokeRequest>('InvokeRequest', body));
 }
 
 export function decodeInvokeRequest(request: pb.InvokeRequest): DecodedInvokeRequest {
@@ -454,7 +466,7 @@ export function decodeInvokeRequest(request: pb.InvokeRequest): DecodedInvokeReq
   switch (operation?.$case) {
     case 'sendTask':
       if (!operation.value.task) throw invalid('/send_task/task', 'is required');
-      return { operation: 'send_task', data: decodeTask(operation.value.task, '/send_task/task') };
+      return { operation: 'send_task', data: decodeTask(operation.value.task, '/send_task/task', true) };
     case 'cancelTask': {
       const { taskId, reason } = operation.value;
       return {
@@ -522,5 +534,5 @@ export function decodeSubscribeRequest(request: pb.SubscribeRequest): SubscribeT
 
 /** The request bytes of a `Subscribe` call, decoded (after the authenticator ran). */
 export function decodeSubscribeRequestBytes(body: Uint8Array): SubscribeTaskRequest {
-  return decodeSubscribeRequest(decodeBytes(pb.SubscribeRequest, body, 'SubscribeRequest'));
+  return decodeSubscribeRequest(readMessage<pb.SubscribeRequest>('SubscribeRequest', body));
 }

@@ -4,7 +4,13 @@
  * operation through the pipeline and encodes what comes back. Every rule in between lives in the
  * pipeline; this file only speaks gRPC.
  */
-import { InvalidRequestError, UnavailableError, type AgentError, type TlsOptions } from '@agent/core';
+import {
+  InvalidRequestError,
+  isFinalEvent,
+  UnavailableError,
+  type AgentError,
+  type TlsOptions,
+} from '@agent/core';
 import { raceAbort, type TransportAddress } from '@agent/core/internal';
 import {
   formatHostPort,
@@ -20,6 +26,7 @@ import {
   type ServerUnaryCall,
   type ServerWritableStream,
   type ServiceDefinition,
+  type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
@@ -54,6 +61,14 @@ type StreamCall = ServerWritableStream<Buffer, pb.TaskEvent>;
 /** After the pipeline drained: how long other services' calls (a health `Watch`) get before the server is forced down. */
 const CLOSE_GRACE_MS = 1000;
 
+/**
+ * How often the health service re-reads the pipeline's state, so a `Watch` hears of a task store
+ * that stopped (or resumed) taking writes; a `Check` reads it on the spot.
+ */
+const HEALTH_POLL_MS = 250;
+
+type ServingStatus = 'SERVING' | 'NOT_SERVING';
+
 const passThrough = (body: Buffer): Buffer => body;
 
 /**
@@ -74,6 +89,11 @@ const AGENT_SERVICE_RAW_REQUESTS = {
 class RpcScope {
   /** The answer went to grpc-js; a later `cancelled` event is just the call ending. */
   answered = false;
+  /**
+   * The last event written to a stream was a final status: the caller has its answer, so however the
+   * call ends now (the feed ends, a stop gives up on it, the server closes) it ends with OK.
+   */
+  finalWritten = false;
   readonly request: RequestInfo;
   private readonly controller = new AbortController();
 
@@ -101,6 +121,12 @@ class RpcScope {
 
 export class GrpcServerAdapter {
   private readonly server: Server;
+  /** `Stream` and `Subscribe` calls not yet ended, so a stop can end those that are answered. */
+  private readonly openStreams = new Map<StreamCall, RpcScope>();
+  /** What the health service reports now; NOT_SERVING for good once a stop began. */
+  private serving: ServingStatus = 'SERVING';
+  private stopping = false;
+  private healthPoll: NodeJS.Timeout | undefined;
   private readonly health: HealthImplementation | undefined;
   private readonly pipeline: ServerPipeline;
 
@@ -117,7 +143,7 @@ export class GrpcServerAdapter {
     });
     if (options.health) {
       this.health = new HealthImplementation({ '': 'SERVING', [AGENT_SERVICE_NAME]: 'SERVING' });
-      this.health.addToServer(this.server);
+      this.addHealthService(this.health);
     }
     if (options.reflection) {
       new ReflectionService(reflectionPackageDefinition(options.health)).addToServer(this.server);
@@ -132,6 +158,7 @@ export class GrpcServerAdapter {
     return new Promise((resolve, reject) => {
       this.server.bindAsync(target, credentials, (error, boundPort) => {
         if (error) {
+          this.markStopping();
           this.server.forceShutdown();
           reject(new UnavailableError(`Cannot listen on ${target}: ${error.message}`, { cause: error }));
         } else resolve(boundPort);
@@ -141,13 +168,59 @@ export class GrpcServerAdapter {
 
   /** A stop began: the standard health service reports NOT_SERVING while calls drain. */
   markStopping(): void {
-    this.health?.setStatus('', 'NOT_SERVING');
-    this.health?.setStatus(AGENT_SERVICE_NAME, 'NOT_SERVING');
+    this.stopping = true;
+    clearInterval(this.healthPoll);
+    this.healthPoll = undefined;
+    this.setServing('NOT_SERVING');
   }
 
-  /** Once the pipeline has drained: lets answers flush, then closes every connection. */
+  /**
+   * The health service says what `/readyz` says: SERVING while the pipeline is ready, NOT_SERVING
+   * while its task store refuses writes (state `unavailable`) and from the moment a stop begins. The
+   * library's service is push-based, so the state is read again before each `Check` and `Watch`, and
+   * every {@link HEALTH_POLL_MS} (an unref'd timer) for the watchers already open.
+   */
+  private addHealthService(health: HealthImplementation): void {
+    const server = this.server;
+    const synced = {
+      addService: (service: ServiceDefinition, implementation: UntypedServiceImplementation): void => {
+        const wrapped: UntypedServiceImplementation = {};
+        for (const [name, handler] of Object.entries(implementation)) {
+          wrapped[name] = ((call: unknown, callback: unknown) => {
+            this.syncHealth();
+            return (handler as (call: unknown, callback: unknown) => void)(call, callback);
+          }) as UntypedServiceImplementation[string];
+        }
+        server.addService(service, wrapped);
+      },
+    };
+    health.addToServer(synced as unknown as Server);
+    this.healthPoll = setInterval(() => this.syncHealth(), HEALTH_POLL_MS);
+    this.healthPoll.unref();
+  }
+
+  private syncHealth(): void {
+    if (this.stopping) return;
+    this.setServing(this.pipeline.state === 'unavailable' ? 'NOT_SERVING' : 'SERVING');
+  }
+
+  private setServing(serving: ServingStatus): void {
+    if (!this.health || serving === this.serving) return;
+    this.serving = serving;
+    this.health.setStatus('', serving);
+    this.health.setStatus(AGENT_SERVICE_NAME, serving);
+  }
+
+  /**
+   * Once the pipeline has drained: ends with OK every stream whose final status is written, lets the
+   * answers flush (`tryShutdown` waits for every open call), and only then forces what is left
+   * (`forceShutdown` cuts calls short, which their clients see as UNAVAILABLE).
+   */
   async close(): Promise<void> {
     this.markStopping();
+    for (const [call, scope] of this.openStreams) {
+      if (scope.finalWritten) this.endStream(call, scope);
+    }
     const shutdown = new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
     if (!(await settlesWithin(shutdown, CLOSE_GRACE_MS))) this.server.forceShutdown();
   }
@@ -198,16 +271,26 @@ export class GrpcServerAdapter {
 
   private serveFeed(call: StreamCall, operation: string, open: (opened: ServerCall) => EventFeed): void {
     const scope = new RpcScope(call);
+    this.openStreams.set(call, scope);
     void this.pumpFeed(call, scope, operation, open).then(
-      () => {
-        scope.answered = true;
-        if (!call.cancelled) call.end();
-      },
+      () => this.endStream(call, scope),
       (error: AgentError) => {
+        // A caller that has its final status is answered: what fails after it is not its business.
+        if (scope.finalWritten) return this.endStream(call, scope);
+        this.openStreams.delete(call);
+        if (scope.answered) return;
         scope.answered = true;
         if (!call.cancelled) call.emit('error', toStatusObject(error));
       },
     );
+  }
+
+  /** Ends a stream with OK, once. */
+  private endStream(call: StreamCall, scope: RpcScope): void {
+    this.openStreams.delete(call);
+    if (scope.answered) return;
+    scope.answered = true;
+    if (!call.cancelled) call.end();
   }
 
   /**
@@ -234,8 +317,11 @@ export class GrpcServerAdapter {
         const next = await raceAbort(events.next(), scope.signal);
         if (next.done) return;
         await this.write(call, encodeTaskEvent(next.value), scope.signal);
+        scope.finalWritten = isFinalEvent(next.value);
       }
     } catch (error) {
+      // Aborted (a stop gave up on the call, the client left) after the final status went out: done.
+      if (scope.finalWritten) return;
       throw this.pipeline.wireError(error, operation, opened);
     } finally {
       // Ended early (client gone, stop, encoding failure): this caller detaches, the task goes on.
