@@ -3,7 +3,7 @@
  * non-reading consumers, slowloris, kill -9 with the SQLite store), then the report.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runKill9, type Kill9Summary } from './modes/kill9.js';
@@ -61,12 +61,23 @@ function serverBuild(): FuzzReport['server'] {
       return '';
     }
   };
-  let builtAt: string;
+  // The newest build among the server's entry and the workspace packages' outputs.
+  const entries = [serverMain()];
   try {
-    builtAt = statSync(serverMain()).mtime.toISOString();
+    const packages = path.join(root, 'packages');
+    for (const name of readdirSync(packages)) entries.push(path.join(packages, name, 'dist', 'index.js'));
   } catch {
-    builtAt = 'not built';
+    // no packages folder: the entry alone
   }
+  let newest = 0;
+  for (const file of entries) {
+    try {
+      newest = Math.max(newest, statSync(file).mtimeMs);
+    } catch {
+      // not built
+    }
+  }
+  const builtAt = newest === 0 ? 'not built' : new Date(newest).toISOString();
   const status = git(['status', '--porcelain', '--', 'packages', 'apps']);
   return {
     commit: git(['rev-parse', '--short', 'HEAD']) || 'unknown',
