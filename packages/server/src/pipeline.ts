@@ -49,6 +49,7 @@ import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
 import type { PipelineMetrics } from './metrics/pipeline-metrics.js';
 import type { RateLimiter, RateLimitOptions } from './rate-limit.js';
 import { RequestObserver } from './request-observer.js';
+import { StreamPacer } from './pacer.js';
 import type { FeedOutcome } from './event-feed.js';
 
 export type ServerState = 'starting' | 'ready' | 'unavailable' | 'stopping';
@@ -686,6 +687,9 @@ export class ServerPipeline {
       toWire: (error) => this.wireError(error, 'stream_task', call),
       onEnd: () => undefined,
     });
+    // A handler that yields events without ever waiting for I/O would run its whole stream in one
+    // turn of the event loop (every step settles as a microtask): paced, a cancel or a probe gets in.
+    const pacer = new StreamPacer();
     try {
       for (;;) {
         let step: IteratorResult<TaskEvent>;
@@ -698,6 +702,8 @@ export class ServerPipeline {
         }
         if (step.done) break;
         this.tasks.record(live, step.value);
+        const pause = pacer.pause();
+        if (pause) await pause;
       }
       await this.tasks.finish(live);
     } finally {
