@@ -4,6 +4,8 @@ export {
   RequestScope,
   CLIENT_GONE,
   type NodeHostOptions,
+  type ConnectionLimits,
+  DEFAULT_CONNECTION_LIMITS,
   type RequestListener,
   type UpgradeListener,
 } from './node-host.js';

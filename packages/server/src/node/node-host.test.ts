@@ -169,3 +169,48 @@ describe('NodeHost', () => {
     expect(text).not.toContain('INVALID_REQUEST');
   });
 });
+
+describe('NodeHost connection limits', () => {
+  let host: NodeHost;
+  let port: number;
+
+  beforeAll(async () => {
+    host = new NodeHost({
+      state: () => 'ready',
+      onRequest: (req, res) => {
+        req.resume();
+        req.on('end', () => writeJson(res, 200, { ok: true }));
+      },
+      connections: { headersTimeoutMs: 300, requestTimeoutMs: 600, maxConnections: 3 },
+    });
+    port = await host.start('127.0.0.1', 0);
+  });
+  afterAll(() => host.close());
+
+  it('ends a request whose headers or body trickle in past the limits, with 408 and its JSON body', async () => {
+    // Headers never finished, a body never finished: both are answered and closed, not held.
+    for (const bytes of [
+      'GET /x HTTP/1.1\r\nHost: a\r\nX-Slow: 1',
+      'POST /x HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":',
+    ]) {
+      const answer = await exchange(port, bytes);
+      expect(parse(answer)).toMatchObject({ status: 408, body: { error: { code: 'DEADLINE_EXCEEDED' } } });
+    }
+  });
+
+  it('closes connections past maxConnections at once, and serves again when they go', async () => {
+    const held = await Promise.all(
+      Array.from({ length: 3 }, () => {
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        return new Promise<typeof socket>((resolve) => socket.once('connect', () => resolve(socket)));
+      }),
+    );
+    const refused = await exchange(port, 'GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n');
+    expect(refused).toBe('');
+    for (const socket of held) socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const served = await exchange(port, 'GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n');
+    expect(parse(served).status).toBe(200);
+  });
+});

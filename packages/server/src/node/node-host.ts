@@ -63,7 +63,36 @@ export interface NodeHostOptions {
   basePath?: string;
   /** Cross-origin rules: preflights are answered here, before the probes, routing and authentication. */
   cors?: CorsPolicy | undefined;
+  /** Connection bounds; each field absent takes its default ({@link DEFAULT_CONNECTION_LIMITS}). */
+  connections?: Partial<ConnectionLimits> | undefined;
 }
+
+/** What one host lets clients hold: how many connections, and how long a request may take to arrive. */
+export interface ConnectionLimits {
+  /** Most open connections; past it new ones are closed at once. */
+  maxConnections: number;
+  /** How long a client may take to send a request's headers, in ms (then 408 and a close). */
+  headersTimeoutMs: number;
+  /** How long a client may take to send a whole request, body included, in ms (then 408). */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open, in ms. */
+  keepAliveTimeoutMs: number;
+}
+
+/**
+ * Node's own defaults let a client trickle a request for 5 minutes (and a body forever, checked
+ * every 30 s) and open any number of connections; these bound what a slow or hostile client holds.
+ * A response may take as long as it needs (a stream): only receiving the request is timed.
+ */
+export const DEFAULT_CONNECTION_LIMITS: Readonly<ConnectionLimits> = Object.freeze({
+  maxConnections: 10_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+});
+
+/** How often node checks the timeouts above (its default, 30 s, would let them run that much longer). */
+const TIMEOUT_CHECK_MS = 1_000;
 
 interface Tracked {
   scope: RequestScope;
@@ -116,6 +145,11 @@ export class NodeHost {
     if (this.server) throw new ValueError('The server is already started');
     const server = this.createServer();
     this.server = server;
+    const limits = { ...DEFAULT_CONNECTION_LIMITS, ...this.options.connections };
+    server.maxConnections = limits.maxConnections;
+    server.headersTimeout = limits.headersTimeoutMs;
+    server.requestTimeout = limits.requestTimeoutMs;
+    server.keepAliveTimeout = limits.keepAliveTimeoutMs;
     if (this.options.onUpgrade) server.on('upgrade', this.options.onUpgrade);
     // The process-wide limit (`--max-http-header-size`): the host sets no server-specific one.
     server.on('clientError', (error: Error, socket: Duplex) =>
@@ -175,9 +209,10 @@ export class NodeHost {
   private createServer(): Server {
     const tls = this.options.tls;
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.onRequest(req, res);
-    if (!tls) return createHttpServer(onRequest);
+    if (!tls) return createHttpServer({ connectionsCheckingInterval: TIMEOUT_CHECK_MS }, onRequest);
     return createHttpsServer(
       {
+        connectionsCheckingInterval: TIMEOUT_CHECK_MS,
         cert: tls.cert,
         key: tls.key,
         ca: tls.ca,
