@@ -9,7 +9,7 @@ let skipped = 0;
 let files = 0;
 for (const group of ['packages', 'apps', 'tooling', '.']) {
   const dir = path.join(root, group);
-  const names = group === '.' ? ['bench', 'examples'] : fs.readdirSync(dir);
+  const names = group === '.' ? ['bench', 'examples', 'fuzz'] : fs.readdirSync(dir);
   for (const name of names) {
     const file = path.join(dir, name, '.jest-results.json');
     if (!fs.existsSync(file)) continue;
