@@ -22,15 +22,7 @@ export async function applyMigrations(pool: Pool, migrations: readonly Migration
   const client = await pool.connect();
   const applied: number[] = [];
   try {
-    await client
-      .query(
-        `CREATE TABLE IF NOT EXISTS agent_schema_migrations (
-         version integer PRIMARY KEY,
-         name text NOT NULL,
-         applied_at timestamptz NOT NULL DEFAULT now()
-       )`,
-      )
-      .catch(ignoreConcurrentCreate);
+    await createLedger(client);
     for (const migration of ordered) {
       if (await applyOne(client, migration)) applied.push(migration.version);
     }
@@ -65,11 +57,24 @@ async function applyOne(client: PoolClient, migration: Migration): Promise<boole
 }
 
 /**
- * Two processes racing `CREATE TABLE IF NOT EXISTS` can both pass the existence check; the loser
- * fails on the catalog's unique index although the table now exists, which is what it wanted.
+ * The table of applied steps, created under the same advisory lock as the steps: two processes
+ * racing `CREATE TABLE IF NOT EXISTS` unlocked can both pass the existence check, and the loser then
+ * fails on the catalog (a duplicate type or relation) although the table exists.
  */
-function ignoreConcurrentCreate(error: unknown): void {
-  const code = (error as { code?: string }).code;
-  if (code === '23505' || code === '42P07') return;
-  throw error;
+async function createLedger(client: PoolClient): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS agent_schema_migrations (
+         version integer PRIMARY KEY,
+         name text NOT NULL,
+         applied_at timestamptz NOT NULL DEFAULT now()
+       )`,
+    );
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
 }
