@@ -87,13 +87,11 @@ describe('HTTP client: Retry-After', () => {
 
   it("keeps the body's own retry_after_ms and the rest of its data", async () => {
     const server = await rawServer((_req, res) => {
-      res
-        .writeHead(503, { 'content-type': 'application/json', 'retry-after': '30' })
-        .end(
-          JSON.stringify({
-            error: { code: 'UNAVAILABLE', message: 'busy', data: { retry_after_ms: 1500, limit: 'tasks' } },
-          }),
-        );
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '30' }).end(
+        JSON.stringify({
+          error: { code: 'UNAVAILABLE', message: 'busy', data: { retry_after_ms: 1500, limit: 'tasks' } },
+        }),
+      );
     });
     try {
       const error = await failure(client.send(CLIENT_OPERATIONS.get_card, server.url));

@@ -9,12 +9,7 @@ import { numberOption, optionNames } from '@agent/core/internal';
 import { isoAt } from '../registry/entries.js';
 import { clockOf } from '../store/records.js';
 import type { TaskOwner } from '../store/run-store.js';
-import {
-  checkSqliteOptions,
-  openSqlite,
-  sqliteError,
-  migrateComponent,
-} from '../store/sqlite-support.js';
+import { checkSqliteOptions, openSqlite, sqliteError, migrateComponent } from '../store/sqlite-support.js';
 import {
   approvalNotFound,
   approvalQueryOf,

@@ -8,12 +8,7 @@ import { UnavailableError, type AgentCard } from '@agent/core';
 import { optionNames } from '@agent/core/internal';
 import { clockOf } from '../store/records.js';
 import type { TaskOwner } from '../store/run-store.js';
-import {
-  checkSqliteOptions,
-  openSqlite,
-  sqliteError,
-  migrateComponent,
-} from '../store/sqlite-support.js';
+import { checkSqliteOptions, openSqlite, sqliteError, migrateComponent } from '../store/sqlite-support.js';
 import {
   createOptionsOf,
   entryOf,
