@@ -1,6 +1,6 @@
 import {
-  ConcurrencyLimit,
   UnsupportedOperationError,
+  type ConcurrencyLimit,
   ValueError,
   handlerFromFunction,
   type ClientRequestSpec,
@@ -16,10 +16,11 @@ import {
 import type { Authenticator, ClientCredentials, SecurityContext } from '@agent/auth';
 import {
   PipelineMetrics,
-  RateLimiter,
   ServerPipeline,
-  TASKS_LIMIT_NAME,
   authenticateClient,
+  concurrencyLimitOption,
+  rateLimiterOption,
+  type RateLimiter,
   checkOptionNames,
   clientCredentialsFrom,
   lifecycleSettings,
@@ -95,11 +96,9 @@ export class RuntimeTransport implements Transport {
     }
     this.logRequests = options.logRequests === true;
     this.metrics = options.metrics;
-    this.taskLimit = taskLimitOption(options.maxConcurrentTasks);
-    this.rateLimiter =
-      options.rateLimit === undefined || options.rateLimit instanceof RateLimiter
-        ? options.rateLimit
-        : new RateLimiter(options.rateLimit);
+    // One limit for every agent this transport serves (or one shared with other transports).
+    this.taskLimit = concurrencyLimitOption(options.maxConcurrentTasks);
+    this.rateLimiter = rateLimiterOption(options.rateLimit);
   }
 
   /** The default agent's address (`runtime://<name>`), or `runtime://` while there is none. */
@@ -356,19 +355,4 @@ export class RuntimeTransport implements Transport {
     }
     return { ...headers, ...tenantHeaders(this.tenant) };
   }
-}
-
-/**
- * `maxConcurrentTasks`: a whole number from 1 (one limit for every agent this transport serves), or
- * a ConcurrencyLimit shared with other transports.
- */
-function taskLimitOption(value: unknown): ConcurrencyLimit | undefined {
-  if (value === undefined || value instanceof ConcurrencyLimit) return value;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new ValueError(
-      `maxConcurrentTasks must be a whole number from 1 or a ConcurrencyLimit, got ${String(value)}`,
-      { data: { option: 'maxConcurrentTasks' } },
-    );
-  }
-  return new ConcurrencyLimit(value, { name: TASKS_LIMIT_NAME });
 }
