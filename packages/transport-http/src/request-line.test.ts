@@ -8,7 +8,7 @@ import { createTestAgent } from '@agent/test-support';
 import { ExpressBackend } from './express-backend.js';
 import { HTTPTransport } from './http-transport.js';
 import type { HTTPTransportOptions } from './options.js';
-import { requestBytes, socketRequest, type SocketAnswer } from './test-support/raw-socket.js';
+import { requestBytes, socketRequest, type SocketAnswer } from '@agent/test-support';
 
 const BACKENDS: Array<[string, Partial<HTTPTransportOptions>]> = [
   ['node', {}],

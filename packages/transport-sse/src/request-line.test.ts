@@ -7,7 +7,7 @@
 import { createTask } from '@agent/core';
 import { startHarness, type Harness } from './test-support/harness.js';
 import { rpcBody } from './test-support/raw-http.js';
-import { requestBytes, socketRequest, type SocketAnswer } from './test-support/raw-socket.js';
+import { requestBytes, socketRequest, type SocketAnswer } from '@agent/test-support';
 
 describe('the request line on the SSE port', () => {
   let h: Harness;

@@ -15,3 +15,4 @@ export {
   type TenantTransport,
 } from './tenant-option-suite.js';
 export { startServerProcess, type ListeningLine, type ServerProcess } from './server-process.js';
+export { requestBytes, socketRequest, type SocketAnswer } from './socket-request.js';
