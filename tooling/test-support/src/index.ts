@@ -16,3 +16,9 @@ export {
 } from './tenant-option-suite.js';
 export { startServerProcess, type ListeningLine, type ServerProcess } from './server-process.js';
 export { requestBytes, socketRequest, type SocketAnswer } from './socket-request.js';
+export {
+  describeTraceContext,
+  TRACE_PARENT,
+  OTHER_TRACE_PARENT,
+  type TraceContextHarness,
+} from './trace-context-suite.js';
