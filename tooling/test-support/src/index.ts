@@ -22,3 +22,4 @@ export {
   OTHER_TRACE_PARENT,
   type TraceContextHarness,
 } from './trace-context-suite.js';
+export { describeRetryAfterHeader, type RetryAfterHarness } from './retry-after-suite.js';
