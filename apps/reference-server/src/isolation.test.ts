@@ -21,6 +21,7 @@ import { RuntimeTransport } from '@agent/transport-memory';
 import { SSETransport } from '@agent/transport-sse';
 import { WebSocketTransport } from '@agent/transport-ws';
 import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
+import { TEST_CONFIG } from './test-support/test-config.js';
 import { createAuthenticator, startReferenceServer, type ReferenceServer } from './server.js';
 
 jest.setTimeout(180_000);
@@ -34,8 +35,7 @@ const RUNNING_PER_KIND = 10;
 const FINISHED_PER_KIND = 10;
 
 const config: ServerConfig = {
-  ...DEFAULT_CONFIG,
-  ports: { http: 0, sse: 0, ws: 0, grpc: 0 },
+  ...TEST_CONFIG,
   auth: { ...DEFAULT_CONFIG.auth, mode: 'apikey', apiKeys: [ALICE, BOB] },
   stopGraceMs: 0,
 };

@@ -3,6 +3,7 @@ import { AgentClient } from '@agent/client';
 import { AgentError, createTask, newId } from '@agent/core';
 import { HTTPTransport } from '@agent/transport-http';
 import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
+import { TEST_CONFIG } from './test-support/test-config.js';
 import { createAuthenticator, startReferenceServer } from './server.js';
 
 jest.setTimeout(60_000);
@@ -27,8 +28,7 @@ it("one API key cannot cancel another key's running task, and learns no more tha
   const keyA = 'sk-alice-key';
   const keyB = 'sk-bob-key';
   const config: ServerConfig = {
-    ...DEFAULT_CONFIG,
-    ports: { http: 0, sse: 0, ws: 0, grpc: 0 },
+    ...TEST_CONFIG,
     auth: { ...DEFAULT_CONFIG.auth, mode: 'apikey', apiKeys: [keyA, keyB] },
   };
   const server = await startReferenceServer(config);

@@ -12,12 +12,12 @@ import { HTTPTransport } from '@agent/transport-http';
 import { SSETransport } from '@agent/transport-sse';
 import { WebSocketTransport } from '@agent/transport-ws';
 import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
+import { TEST_CONFIG } from './test-support/test-config.js';
 import { createDemoCard } from './demo-agent.js';
 import { createAuthenticator, startReferenceServer, type ReferenceServer } from './server.js';
 
 jest.setTimeout(60_000);
 
-const ZERO_PORTS = { http: 0, sse: 0, ws: 0, grpc: 0 };
 
 describe('startReferenceServer', () => {
   let server: ReferenceServer;
@@ -26,8 +26,7 @@ describe('startReferenceServer', () => {
 
   beforeAll(async () => {
     const config: ServerConfig = {
-      ...DEFAULT_CONFIG,
-      ports: ZERO_PORTS,
+      ...TEST_CONFIG,
       runStore: `sqlite:${dbPath}`,
       approvals: 'approve',
     };
@@ -110,8 +109,7 @@ describe('startReferenceServer', () => {
 
 it('restricts a configured API key to its tenants (over HTTP and gRPC)', async () => {
   const config: ServerConfig = {
-    ...DEFAULT_CONFIG,
-    ports: ZERO_PORTS,
+    ...TEST_CONFIG,
     auth: {
       ...DEFAULT_CONFIG.auth,
       mode: 'apikey',
@@ -148,8 +146,7 @@ it('restricts a configured API key to its tenants (over HTTP and gRPC)', async (
 
 it('serves A2A beside the registry and the task routes on the HTTP port when both are on', async () => {
   const server = await startReferenceServer({
-    ...DEFAULT_CONFIG,
-    ports: ZERO_PORTS,
+    ...TEST_CONFIG,
     a2a: true,
     registry: { ...DEFAULT_CONFIG.registry, enabled: true },
   });
@@ -172,7 +169,7 @@ it('serves A2A beside the registry and the task routes on the HTTP port when bot
 });
 
 it('serves no A2A unless asked', async () => {
-  const server = await startReferenceServer({ ...DEFAULT_CONFIG, ports: ZERO_PORTS });
+  const server = await startReferenceServer(TEST_CONFIG);
   try {
     expect(server.a2a).toBeUndefined();
     expect((await fetch(`${server.urls.http}/.well-known/agent-card.json`)).status).toBe(404);
@@ -185,8 +182,7 @@ describe('the registry it serves (registry.enabled)', () => {
   it('keeps entries in the SQLite file of the run store, so they outlive a restart', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'reference-registry-'));
     const config: ServerConfig = {
-      ...DEFAULT_CONFIG,
-      ports: ZERO_PORTS,
+      ...TEST_CONFIG,
       runStore: `sqlite:${path.join(dir, 'server.db')}`,
       registry: { enabled: true, ttlMs: 600_000, maxEntries: 5, url: null, apiKey: null },
     };
@@ -221,15 +217,13 @@ describe('the registry it serves (registry.enabled)', () => {
 
   it('registers the demo agent with another server, and deregisters it on stop', async () => {
     const registry = await startReferenceServer({
-      ...DEFAULT_CONFIG,
-      ports: ZERO_PORTS,
+      ...TEST_CONFIG,
       registry: { enabled: true, url: null, apiKey: null },
     });
     const client = new RegistryClient({ url: registry.urls.http });
     try {
       const agent = await startReferenceServer({
-        ...DEFAULT_CONFIG,
-        ports: ZERO_PORTS,
+        ...TEST_CONFIG,
         registry: { enabled: false, url: registry.urls.http, apiKey: null, heartbeatMs: 60_000 },
       });
       try {
@@ -246,15 +240,13 @@ describe('the registry it serves (registry.enabled)', () => {
 
   it('fails the start when the registry it joins refuses it', async () => {
     const registry = await startReferenceServer({
-      ...DEFAULT_CONFIG,
-      ports: ZERO_PORTS,
+      ...TEST_CONFIG,
       auth: { ...DEFAULT_CONFIG.auth, mode: 'apikey', apiKeys: ['sk-registry-1'] },
       registry: { enabled: true, url: null, apiKey: null },
     });
     try {
       const joining: ServerConfig = {
-        ...DEFAULT_CONFIG,
-        ports: ZERO_PORTS,
+        ...TEST_CONFIG,
         registry: { enabled: false, url: registry.urls.http, apiKey: 'sk-wrong-key', heartbeatMs: 60_000 },
       };
       await expect(startReferenceServer(joining)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });

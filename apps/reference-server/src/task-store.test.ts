@@ -17,15 +17,15 @@ import {
 } from '@agent/core';
 import { GRPCTransport } from '@agent/transport-grpc';
 import { HTTPTransport } from '@agent/transport-http';
-import { DEFAULT_CONFIG, type ServerConfig } from './config.js';
+import { type ServerConfig } from './config.js';
+import { TEST_CONFIG } from './test-support/test-config.js';
 import { startReferenceServer, type ReferenceServer } from './server.js';
 
 jest.setTimeout(60_000);
 
-const ZERO_PORTS = { http: 0, sse: 0, ws: 0, grpc: 0 };
 
 function configWith(overrides: Partial<ServerConfig>): ServerConfig {
-  return { ...DEFAULT_CONFIG, ports: ZERO_PORTS, ...overrides };
+  return { ...TEST_CONFIG, ...overrides };
 }
 
 /** One HTTP and one gRPC client of a started server, stopped with it. */
