@@ -26,7 +26,8 @@ for (const group of ['packages', 'apps', 'tooling', '.']) {
     for (const suite of r.testResults) {
       const where = path.relative(root, suite.name);
       const failedTests = suite.assertionResults.filter((test) => test.status === 'failed');
-      for (const test of failedTests) failures.push({ where, title: test.fullName, message: test.failureMessages.join('\n') });
+      for (const test of failedTests)
+        failures.push({ where, title: test.fullName, message: test.failureMessages.join('\n') });
       // A file that failed to run at all (a syntax error, a hook that threw) has no failed test.
       if (suite.status === 'failed' && failedTests.length === 0)
         failures.push({ where, title: '(the file did not run)', message: suite.message });

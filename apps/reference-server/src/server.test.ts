@@ -18,7 +18,6 @@ import { createAuthenticator, startReferenceServer, type ReferenceServer } from 
 
 jest.setTimeout(60_000);
 
-
 describe('startReferenceServer', () => {
   let server: ReferenceServer;
   const dir = mkdtempSync(path.join(tmpdir(), 'reference-server-'));

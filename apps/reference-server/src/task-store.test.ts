@@ -23,7 +23,6 @@ import { startReferenceServer, type ReferenceServer } from './server.js';
 
 jest.setTimeout(60_000);
 
-
 function configWith(overrides: Partial<ServerConfig>): ServerConfig {
   return { ...TEST_CONFIG, ...overrides };
 }
