@@ -83,7 +83,10 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
         if ('remote' in this.source) this.source.remote.close();
         return DONE;
       }
-      if ('live' in this.source) this.cursor = Math.max(0, this.source.after - this.source.live.base);
+      if ('live' in this.source) {
+        this.cursor = Math.max(0, this.source.after - this.source.live.base);
+        if (this.source.starter) this.source.live.paceBy(this.source.after);
+      }
     }
     const source = this.source;
     // A continued task has a final status per run: only the last one recorded ends the feed.
@@ -107,6 +110,7 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
     }
     const live = source.live;
     for (;;) {
+      if (source.starter && live.starterCut !== undefined) throw this.fail(live.starterCut);
       if (source.starter && this.yielded === 0 && live.earlyFailure !== undefined) {
         throw this.fail(live.earlyFailure);
       }
@@ -128,12 +132,17 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
   }
 
   async return(): Promise<IteratorResult<TaskEvent>> {
-    this.finish({ detached: true });
+    // A starter cut off for not reading: its transport gave up on it, for that reason.
+    const cut =
+      this.source && 'live' in this.source && this.source.starter ? this.source.live.starterCut : undefined;
+    this.finish(cut ? { error: cut, detached: false } : { detached: true });
     return DONE;
   }
 
   private give(event: TaskEvent, last = true): IteratorResult<TaskEvent> {
     this.yielded++;
+    if (this.source && 'live' in this.source && this.source.starter && event.sequence !== undefined)
+      this.source.live.starterRead(event.sequence);
     if (last && isFinalEvent(event)) this.finish();
     return { done: false, value: event };
   }
@@ -154,6 +163,7 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
     if (this.done) return;
     this.done = true;
     if (this.source && 'remote' in this.source) this.source.remote.close();
+    if (this.source && 'live' in this.source && this.source.starter) this.source.live.unpace();
     this.hooks.onEnd(outcome);
   }
 }

@@ -14,6 +14,7 @@ import {
   type TaskStatusEvent,
   MethodNotFoundError,
   PermissionDeniedError,
+  ResourceExhaustedError,
   UnavailableError,
   ValidationError,
   type AgentCard,
@@ -33,6 +34,7 @@ import {
   parseCancelRequest,
   readTaskPayload,
   toWireError,
+  numberOption,
 } from '@agent/core/internal';
 import { authenticateRequest, type Authenticator } from '@agent/auth';
 import type { RunStore, TaskOwner } from '@agent/events';
@@ -42,7 +44,7 @@ import { requestedTenant, type OperationName, type RequestInfo } from './request
 import { isTenantName, TENANT_RULE } from './tenant.js';
 import { failedEnding, TaskEventStream } from './stream-rule.js';
 import { parseGetTask, parseList, parseSubscribe, withHistory } from './task-queries.js';
-import { ledgerFor, unrecordedRun, type LiveTask, type TaskLedger } from './task-ledger.js';
+import { ledgerFor, STREAM_WINDOW, unrecordedRun, type LiveTask, type TaskLedger } from './task-ledger.js';
 import { awaitRemoteRun, RemoteFollow } from './remote-task.js';
 import { Admission, type RunTicket } from './admission.js';
 import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
@@ -129,7 +131,18 @@ export interface ServerPipelineOptions {
    * `data.retry_after_ms`. A RateLimiter shared by several pipelines limits a principal across them.
    */
   rateLimit?: RateLimitOptions | RateLimiter | undefined;
+  /**
+   * How long a streamed run waits for the caller that started it to read, once it is
+   * {@link STREAM_WINDOW} events ahead, before that caller's stream is ended with
+   * RESOURCE_EXHAUSTED (`data.limit: "stream_stall"`); the run then goes on without it (its events
+   * are recorded, to be read with a subscription from the last sequence that caller got). In ms;
+   * default 30000.
+   */
+  streamStallMs?: number | undefined;
 }
+
+/** Default of {@link ServerPipelineOptions.streamStallMs}. */
+export const DEFAULT_STREAM_STALL_MS = 30_000;
 
 /**
  * One authenticated request on its way through the pipeline. Built by {@link ServerPipeline.open};
@@ -217,6 +230,7 @@ export class ServerPipeline {
   private drained: (() => void) | undefined;
   /** The running tasks and the store every task, snapshot and event is recorded in. */
   readonly tasks: TaskLedger;
+  private readonly streamStallMs: number;
 
   constructor(options: ServerPipelineOptions) {
     this.transport = options.transport;
@@ -234,6 +248,10 @@ export class ServerPipeline {
       rateLimiterOption(options.rateLimit),
       metrics,
     );
+    this.streamStallMs = numberOption('streamStallMs', options.streamStallMs, DEFAULT_STREAM_STALL_MS, {
+      min: 1,
+      integer: true,
+    });
     this.observer = new RequestObserver(this.transport, this.logger, options.logRequests === true, metrics);
   }
 
@@ -702,6 +720,8 @@ export class ServerPipeline {
         }
         if (step.done) break;
         this.tasks.record(live, step.value);
+        const room = live.room();
+        if (room) await this.keepPace(call, live, room);
         const pause = pacer.pause();
         if (pause) await pause;
       }
@@ -710,6 +730,30 @@ export class ServerPipeline {
       this.admission.endRun(ticket, live);
       this.release(run);
     }
+  }
+
+  /**
+   * Waits for the caller that started a streamed run to read, at most `streamStallMs`. A caller that
+   * read nothing meanwhile is cut off: its stream ends with RESOURCE_EXHAUSTED (its transport gives
+   * up on the request, which also frees a socket nobody drains), and the run goes on without it.
+   */
+  private async keepPace(call: ServerCall, live: LiveTask, room: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = await Promise.race([
+      room.then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), this.streamStallMs))),
+    ]);
+    clearTimeout(timer);
+    if (!stalled || live.starterCut) return;
+    const error = new ResourceExhaustedError(
+      `The stream was ended: its reader took none of the last ${STREAM_WINDOW} events within ${this.streamStallMs} ms. ` +
+        'The task goes on; subscribe to it to read the rest.',
+      { data: { task_id: live.taskId, limit: 'stream_stall', window: STREAM_WINDOW } },
+    );
+    live.starterCut = error;
+    live.unpace();
+    live.notify();
+    call.request.abort?.(error);
   }
 
   /**

@@ -19,6 +19,14 @@ import {
 import { isRunningState } from './remote-task.js';
 
 /**
+ * How many events a streamed run may record past what the caller that started it has read before
+ * it waits for that caller: a consumer that stops reading stops its own run (through the runtime's
+ * bounded queue, the agent's code too) instead of the run filling memory for nobody. It resumes
+ * when the caller has read half of them.
+ */
+export const STREAM_WINDOW = 256;
+
+/**
  * One task the pipeline is running now: its events in memory, in order, as the store will have them.
  * Every caller that attaches to it (a resubmission, a subscriber) reads from here until the run is
  * over and the store holds everything; from then on the store answers.
@@ -40,6 +48,10 @@ export class LiveTask {
   private canceler: ((reason: string | undefined) => void) | undefined;
   private cancelAsked: { reason: string | undefined } | undefined;
   private resolveResult!: (task: Task) => void;
+  /** The caller that started this run streaming: what it has read, and the run waiting for it. */
+  private starter: { read: number; waiter: (() => void) | undefined } | undefined;
+  /** Set when the starter's stream was ended for not reading: the error it ends with. */
+  starterCut: AgentError | undefined;
   /** The final task, once the final status is recorded and stored. */
   readonly result: Promise<Task>;
 
@@ -106,15 +118,55 @@ export class LiveTask {
     return sequenced;
   }
 
+  /** @internal The caller that started this run streaming reads it from `after` on: the run keeps pace with it. */
+  paceBy(after: number): void {
+    if (!this.ended) this.starter = { read: after, waiter: undefined };
+  }
+
+  /** @internal The starter has read up to `sequence`. */
+  starterRead(sequence: number): void {
+    const starter = this.starter;
+    if (!starter) return;
+    starter.read = sequence;
+    if (starter.waiter && this.lastSequence - sequence <= STREAM_WINDOW / 2) {
+      const waiter = starter.waiter;
+      starter.waiter = undefined;
+      waiter();
+    }
+  }
+
+  /** @internal The starter left (or was cut off): the run goes on at its own pace. */
+  unpace(): void {
+    const starter = this.starter;
+    this.starter = undefined;
+    starter?.waiter?.();
+  }
+
+  /**
+   * @internal Undefined while the run is within {@link STREAM_WINDOW} of its starter (or has none);
+   * else a promise that resolves once the starter has caught up or is gone.
+   */
+  room(): Promise<void> | undefined {
+    const starter = this.starter;
+    if (!starter || this.lastSequence - starter.read < STREAM_WINDOW) return undefined;
+    return new Promise<void>((resolve) => (starter.waiter = resolve));
+  }
+
   /** @internal */
   end(): void {
     this.ended = true;
+    this.unpace();
     this.wake();
   }
 
   /** @internal */
   settle(task: Task): void {
     this.resolveResult(task);
+  }
+
+  /** @internal Wakes whoever waits in {@link changed} without a new event (a starter that was cut off). */
+  notify(): void {
+    this.wake();
   }
 
   private wake(): void {

@@ -131,7 +131,7 @@ class TaskRoute extends ExchangeRoute {
     const payload = this.readsBody ? body : line;
     const res = exchange.res;
     if (task.kind === 'stream') {
-      answerStream(res, task.open(pipeline, call, payload));
+      answerStream(res, task.open(pipeline, call, payload), exchange.signal);
       return;
     }
     task.run(pipeline, call, payload).then(
@@ -144,15 +144,23 @@ class TaskRoute extends ExchangeRoute {
 /**
  * A stream is promised only once its first event exists: a failure before it (validation, a
  * handler that throws at once) is answered as a plain JSON error with its HTTP status. A client
- * that goes away ends the iteration, at any point; that is not a cancel.
+ * that goes away ends the iteration, at any point; that is not a cancel. When the server gives up
+ * on the request (`signal`: a caller that stopped reading, a stop past its grace) the connection is
+ * closed: a stream already under way has no way left to say why.
  */
-function answerStream(res: ServerResponse, stream: EventFeed): void {
+function answerStream(res: ServerResponse, stream: EventFeed, signal: AbortSignal): void {
   const gone = (): void => void stream.return();
+  const giveUp = (): void => void res.destroy();
   res.once('close', gone);
+  signal.addEventListener('abort', giveUp, { once: true });
+  const settled = (): void => {
+    res.off('close', gone);
+    signal.removeEventListener('abort', giveUp);
+  };
   stream.next().then(
-    (first) => void writeEvents(res, stream, first).finally(() => res.off('close', gone)),
+    (first) => void writeEvents(res, stream, first).finally(settled),
     (error: unknown) => {
-      res.off('close', gone);
+      settled();
       writeError(res, error);
     },
   );

@@ -222,6 +222,9 @@ export async function serveStream(
     }
   }
   out.end();
+  // Given up on by the server with the socket still full (a caller that stopped reading): the error
+  // frame would wait behind what it never read, holding the connection. Close it instead.
+  if (aborted && signal.reason !== CLIENT_GONE && res.writableNeedDrain) res.destroy();
 }
 
 /**

@@ -1,0 +1,157 @@
+/**
+ * A streamed run keeps pace with the caller that started it: a caller that stops reading stops the
+ * run STREAM_WINDOW events ahead of it, one that reads again lets it go on, and one that reads
+ * nothing for `streamStallMs` is cut off with RESOURCE_EXHAUSTED while the run goes on.
+ */
+import {
+  ANONYMOUS_PRINCIPAL,
+  AgentError,
+  TaskNotFoundError,
+  createArtifact,
+  createMessage,
+  createTask,
+  type Task,
+  type TaskEvent,
+  type TaskHandler,
+} from '@agent/core';
+import { finalStatusEvent } from '@agent/core/internal';
+import { InMemoryRunStore } from '@agent/events';
+import { ServerPipeline } from './pipeline.js';
+import type { RequestInfo } from './request.js';
+import { STREAM_WINDOW } from './task-ledger.js';
+
+const OWNER = { tenant: '', principal_id: ANONYMOUS_PRINCIPAL };
+const CHUNKS = STREAM_WINDOW * 8;
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (!condition()) throw new Error(`gave up waiting: ${what}`);
+}
+
+/** Lets every pending turn of the event loop run, so a run that could go on would. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** A handler that streams `CHUNKS` artifact chunks as fast as it is asked for them, counting them. */
+function chunky(): { handler: TaskHandler; produced: () => number } {
+  let produced = 0;
+  const handler: TaskHandler = {
+    handleTask: async (t) => ({ ...t, state: 'completed' }),
+    async *handleTaskStreaming(t) {
+      for (let i = 1; i <= CHUNKS; i++) {
+        produced = i;
+        yield {
+          type: 'task.artifact',
+          task_id: t.id,
+          artifact: createArtifact(`chunk ${i}`, { id: 'a1' }),
+          append: i > 1,
+          last_chunk: i === CHUNKS,
+          timestamp: new Date().toISOString(),
+        } as TaskEvent;
+      }
+      yield finalStatusEvent({ ...t, state: 'completed' });
+    },
+    cancelTask: async (id) => {
+      throw new TaskNotFoundError(`Task ${id} is not active`);
+    },
+    getAgentCard: () => ({ name: 'a', description: '', url: '' }),
+  };
+  return { handler, produced: () => produced };
+}
+
+function task(): Task {
+  return createTask(createMessage('go', { role: 'user' }));
+}
+
+describe('a streamed run and the caller that started it', () => {
+  it('stops STREAM_WINDOW events ahead of a caller that stops reading, and goes on when it reads', async () => {
+    const { handler, produced } = chunky();
+    const pipeline = new ServerPipeline({ transport: 'http', handler, store: new InMemoryRunStore() });
+    const feed = pipeline.stream(
+      await pipeline.open({ headers: {}, signal: new AbortController().signal }),
+      task(),
+    );
+    const read: TaskEvent[] = [];
+    for (let i = 0; i < 10; i++) read.push((await feed.next()).value as TaskEvent);
+
+    await until(() => produced() >= 10 + STREAM_WINDOW - 1, 'the run fills its window');
+    await settle();
+    // The runtime side is a generator here, so "stopped" is exact: one event past the window at most.
+    expect(produced()).toBeLessThanOrEqual(10 + STREAM_WINDOW + 1);
+    expect(pipeline.tasks.size).toBe(1);
+
+    for (;;) {
+      const step = await feed.next();
+      if (step.done) break;
+      read.push(step.value);
+    }
+    expect(produced()).toBe(CHUNKS);
+    expect(read).toHaveLength(CHUNKS + 1);
+    expect(read.map((e) => e.sequence)).toEqual(read.map((_, i) => i + 1));
+    expect(read.at(-1)).toMatchObject({ type: 'task.status', state: 'completed', final: true });
+  });
+
+  it('goes on at its own pace once the caller leaves; a later subscription reads the rest', async () => {
+    const { handler, produced } = chunky();
+    const store = new InMemoryRunStore();
+    const pipeline = new ServerPipeline({ transport: 'http', handler, store });
+    const call = await pipeline.open({ headers: {}, signal: new AbortController().signal });
+    const t = task();
+    const feed = pipeline.stream(call, t);
+    const first = (await feed.next()).value as TaskEvent;
+    await until(() => produced() >= STREAM_WINDOW, 'the run fills its window');
+    await feed.return();
+    await until(() => pipeline.tasks.size === 0, 'the run ends');
+    expect(produced()).toBe(CHUNKS);
+    const rest: TaskEvent[] = [];
+    for await (const event of pipeline.subscribe(call, { task_id: t.id, after: first.sequence }))
+      rest.push(event);
+    expect(rest).toHaveLength(CHUNKS);
+    expect((await store.getTaskRecord(t.id, OWNER))?.state).toBe('completed');
+  });
+
+  it('cuts off a caller that reads nothing for streamStallMs with RESOURCE_EXHAUSTED; the run completes', async () => {
+    const { handler, produced } = chunky();
+    const store = new InMemoryRunStore();
+    const pipeline = new ServerPipeline({ transport: 'http', handler, store, streamStallMs: 50 });
+    const aborted: unknown[] = [];
+    const request: RequestInfo = {
+      headers: {},
+      signal: new AbortController().signal,
+      abort: (reason) => aborted.push(reason),
+    };
+    const t = task();
+    const feed = pipeline.stream(await pipeline.open(request), t);
+    expect((await feed.next()).done).toBe(false);
+
+    await until(() => aborted.length === 1, 'the stalled caller is cut off');
+    expect(aborted[0]).toBeInstanceOf(AgentError);
+    expect(aborted[0]).toMatchObject({
+      code: 'RESOURCE_EXHAUSTED',
+      data: { task_id: t.id, limit: 'stream_stall', window: STREAM_WINDOW },
+    });
+    // Its next read gets the same error, however late it comes.
+    await expect(feed.next()).rejects.toMatchObject({ code: 'RESOURCE_EXHAUSTED' });
+    await until(() => pipeline.tasks.size === 0, 'the run ends without its caller');
+    expect(produced()).toBe(CHUNKS);
+    expect(await store.listTaskEvents(OWNER, t.id)).toHaveLength(CHUNKS + 1);
+    expect((await store.getTaskRecord(t.id, OWNER))?.state).toBe('completed');
+  });
+
+  it('is not held back by a subscriber that reads nothing', async () => {
+    const { handler, produced } = chunky();
+    const pipeline = new ServerPipeline({ transport: 'http', handler, store: new InMemoryRunStore() });
+    const call = await pipeline.open({ headers: {}, signal: new AbortController().signal });
+    const t = task();
+    const feed = pipeline.stream(call, t);
+    expect((await feed.next()).done).toBe(false);
+    const subscriber = pipeline.subscribe(call, { task_id: t.id });
+    expect((await subscriber.next()).done).toBe(false);
+    let read = 1;
+    while (!(await feed.next()).done) read++;
+    expect(read).toBe(CHUNKS + 1);
+    expect(produced()).toBe(CHUNKS);
+    await subscriber.return();
+  });
+});
