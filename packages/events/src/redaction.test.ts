@@ -351,6 +351,54 @@ describe('RedactionPolicy.redactedJson', () => {
     expect(policy.redactedJson({ big: 10n })).toBe('{"big":"10"}');
   });
 
+  it('writes a value of many thousand pieces, and the small one after it, as the replacer path does', () => {
+    // Far more pieces than one chunk of the writer, with secrets and escapes spread through it.
+    const big = Array.from({ length: 20_000 }, (_, index) => ({
+      index,
+      parts: [{ type: 'text', content: index % 97 === 0 ? `Bearer ${'x'.repeat(12)}` : `chunk ${index}` }],
+      api_key: index % 101 === 0 ? 'sk-live' : null,
+      note: index % 103 === 0 ? 'say "hi"' : undefined,
+    }));
+    for (const policy of policies()) {
+      expect(policy[0].redactedJson(big)).toBe(replacerJson(policy, big));
+      // Nothing of the large text is left over in what the next call writes.
+      expect(policy[0].redactedJson({ id: 'small' })).toBe('{"id":"small"}');
+      expect(policy[0].redactedJson([])).toBe('[]');
+      expect(policy[0].redactedJson({})).toBe('{}');
+    }
+  });
+
+  it('writes only own keys, as JSON does, also while getters change the object being written', () => {
+    const policy = RedactionPolicy.default();
+    const changing = (change: (holder: Record<string, unknown>) => void): Record<string, unknown> => {
+      const holder: Record<string, unknown> = {
+        a: 1,
+        get b() {
+          change(holder);
+          return 2;
+        },
+        token: 'sk-1',
+        d: 'x',
+      };
+      return holder;
+    };
+    const changes: ((holder: Record<string, unknown>) => void)[] = [
+      (holder) => delete holder.token,
+      (holder) => (holder.added = 'new'),
+      (holder) => Object.defineProperty(holder, 'd', { enumerable: false }),
+    ];
+    for (const change of changes) {
+      expect(policy.redactedJson(changing(change))).toBe(replacerJson([policy, REDACTED], changing(change)));
+    }
+    const prototype = Object.prototype as Record<string, unknown>;
+    prototype.inherited = 'Bearer abcdefghijkl';
+    try {
+      expect(policy.redactedJson({ a: 1, nested: { b: 2 } })).toBe('{"a":1,"nested":{"b":2}}');
+    } finally {
+      delete prototype.inherited;
+    }
+  });
+
   it('decides a key the same way however often it is seen', () => {
     const policy = new RedactionPolicy({ allowKeys: ['sessiontoken'] });
     for (let i = 0; i < 3; i++) {

@@ -148,17 +148,24 @@ export class RedactionPolicy {
    * `JSON.stringify(this.redact(value))` in one pass, without building the masked copy first: what a
    * store writes. A value JSON cannot carry as it is (a cycle, a BigInt) takes the copying path.
    *
-   * Plain data (the records stores keep) is written by {@link #plain}, which reads every value once
-   * and masks and writes what it read. On meeting a value of any other type it drops its partial
-   * text and the replacer path serializes the whole value afresh, so what is stored is always what
-   * one serializer read and masked.
+   * Plain data (the records stores keep) is written by {@link #container}, which reads every value
+   * once and masks and writes what it read. On meeting a value of any other type it drops its
+   * partial text and the replacer path serializes the whole value afresh, so what is stored is
+   * always what one serializer read and masked.
    */
   redactedJson(value: unknown): string {
     if (typeof value === 'object' && value !== null) {
+      // A getter that serializes again while this call writes takes a piece list of its own.
+      const out = spareText ?? new JsonText();
+      spareText = null;
       try {
-        return this.#container(value, 0);
+        this.#container(value, 0, out);
+        return out.text();
       } catch {
         // Not plain data (or a getter threw): the replacer path decides, as it always did.
+      } finally {
+        out.clear();
+        spareText = out;
       }
     }
     return this.#replacerJson(value);
@@ -175,44 +182,55 @@ export class RedactionPolicy {
   readonly #replacer = replacerOf(this, () => this.#mask);
   /** The mask of a header pair goes through the replacer again, so through `redactString`. */
   #pairMaskJson: string | undefined;
-  /** Per object key: its JSON text with the colon, and whether it is sensitive. */
+  /** Per object key: its JSON text as the writer puts it, and whether it is sensitive. */
   readonly #keyInfo = new Map<string, KeyInfo>();
 
   /**
-   * The JSON text of a value read from a container, as the replacer path would write it; undefined
-   * where JSON skips the value. Throws NOT_PLAIN on any type the replacer path must handle.
+   * Writes the JSON text of a value read from a container, as the replacer path would write it.
+   * The caller has ruled out what JSON skips ({@link skipped}). Throws NOT_PLAIN on any type the
+   * replacer path must handle.
    */
-  #plain(value: unknown, depth: number): string | undefined {
+  #plain(value: unknown, depth: number, out: JsonText): void {
     switch (typeof value) {
       case 'string':
-        // One scan rules out every default shape, custom patterns aside, and any character to escape.
-        if (
-          this.#plainStrings &&
-          !PLAIN_STRING_HINT.test(value) &&
-          !(this.#defaults && mayStartWithScheme(value))
-        )
-          return `"${value}"`;
-        return quote(this.redactString(value));
+        if (this.#writesAsIs(value)) {
+          // Three pieces rather than one concatenated string: the final join copies each once.
+          out.push('"');
+          out.push(value);
+          out.push('"');
+        } else out.push(quote(this.redactString(value)));
+        return;
       case 'number':
-        return Number.isFinite(value) ? String(value) : 'null';
+        out.push(Number.isFinite(value) ? String(value) : 'null');
+        return;
       case 'boolean':
-        return value ? 'true' : 'false';
-      case 'undefined':
-      case 'symbol':
-        return undefined;
-      case 'function':
-        // JSON calls a function's `toJSON` too; without one it skips the function.
-        if ('toJSON' in value) throw NOT_PLAIN;
-        return undefined;
+        out.push(value ? 'true' : 'false');
+        return;
       case 'object':
-        return value === null ? 'null' : this.#container(value, depth);
+        if (value === null) out.push('null');
+        else this.#container(value, depth, out);
+        return;
       default:
-        throw NOT_PLAIN; // a BigInt
+        throw NOT_PLAIN; // a BigInt; skipped types never get here
     }
   }
 
+  /** True when a string's JSON text is the string in quotes: nothing to mask, nothing to escape. */
+  #writesAsIs(value: string): boolean {
+    // One scan rules out every default shape, custom patterns aside, and any character to escape.
+    return (
+      this.#plainStrings && !PLAIN_STRING_HINT.test(value) && !(this.#defaults && mayStartWithScheme(value))
+    );
+  }
+
+  /** An array item: what JSON skips elsewhere is `null` here. */
+  #item(item: unknown, depth: number, out: JsonText): void {
+    if (skipped(item)) out.push('null');
+    else this.#plain(item, depth, out);
+  }
+
   /** An array of Array's prototype or an object of Object's or a null prototype, without `toJSON`. */
-  #container(value: object, depth: number): string {
+  #container(value: object, depth: number, out: JsonText): void {
     // `in` looks the name up without calling a getter; past MAX_PLAIN_DEPTH is deep or a cycle.
     if (depth > MAX_PLAIN_DEPTH || 'toJSON' in value) throw NOT_PLAIN;
     const next = depth + 1;
@@ -227,45 +245,68 @@ export class RedactionPolicy {
         // replacer path then writes the pair [name, mask] through itself, so both via redactString.
         if (typeof name === 'string' && item !== null && this.isSensitiveKey(name)) {
           this.#pairMaskJson ??= quote(this.redactString(this.#mask));
-          return `[${quote(this.redactString(name))},${this.#pairMaskJson}]`;
+          out.push(`[${quote(this.redactString(name))},${this.#pairMaskJson}]`);
+          return;
         }
-        return `[${this.#plain(name, next) ?? 'null'},${this.#plain(item, next) ?? 'null'}]`;
+        out.push('[');
+        this.#item(name, next, out);
+        out.push(',');
+        this.#item(item, next, out);
+        out.push(']');
+        return;
       }
-      let out = '[';
+      out.push('[');
       for (let index = 0; index < length; index++) {
-        if (index > 0) out += ',';
-        out += this.#plain(items[index], next) ?? 'null';
+        if (index > 0) out.push(',');
+        this.#item(items[index], next, out);
       }
-      return `${out}]`;
+      out.push(']');
+      return;
     }
     const proto: unknown = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) throw NOT_PLAIN;
     const record = value as Record<string, unknown>;
-    let out = '{';
-    for (const key of Object.keys(record)) {
+    let first = true;
+    // `for…in` reads the object's cached key list where `Object.keys` would copy it for every object
+    // written; the own-key check keeps out what a polluted Object.prototype would add.
+    for (const key in record) {
+      if (!Object.hasOwn(record, key)) continue;
       const item = record[key];
       const info = this.#keyInfoOf(key);
-      let text: string | undefined;
       if (info.sensitive && item !== null && item !== undefined && item !== '') {
         // JSON calls a `toJSON` (a BigInt's too) before the replacer decides on what it returns.
         if (
           typeof item === 'object' || typeof item === 'function' ? 'toJSON' in item : typeof item === 'bigint'
         )
           throw NOT_PLAIN;
-        text = this.#maskJson;
+        out.push(first ? info.open : info.next);
+        out.push(this.#maskJson);
+      } else if (typeof item === 'string' && this.#writesAsIs(item)) {
+        // The key's text carries the opening quote: one piece less for the commonest value.
+        out.push(first ? info.openQuote : info.nextQuote);
+        out.push(item);
+        out.push('"');
       } else {
-        text = this.#plain(item, next);
-        if (text === undefined) continue;
+        if (skipped(item)) continue;
+        out.push(first ? info.open : info.next);
+        this.#plain(item, next, out);
       }
-      out += out.length > 1 ? `,${info.head}${text}` : info.head + text;
+      first = false;
     }
-    return `${out}}`;
+    out.push(first ? '{}' : '}');
   }
 
   #keyInfoOf(key: string): KeyInfo {
     let info = this.#keyInfo.get(key);
     if (info === undefined) {
-      info = { head: `${quote(key)}:`, sensitive: this.isSensitiveKey(key) };
+      const head = `${quote(key)}:`;
+      info = {
+        open: `{${head}`,
+        next: `,${head}`,
+        openQuote: `{${head}"`,
+        nextQuote: `,${head}"`,
+        sensitive: this.isSensitiveKey(key),
+      };
       if (this.#keyInfo.size >= MAX_DECIDED_KEYS) this.#keyInfo.clear();
       this.#keyInfo.set(key, info);
     }
@@ -348,13 +389,80 @@ const MAX_PLAIN_DEPTH = 200;
 /** Thrown inside the one-pass writer on a value that is not plain data; never leaves redactedJson. */
 const NOT_PLAIN = new Error('not plain data');
 
-/**
- * False only when SCHEME_PREFIX cannot match: the first character is an ASCII letter, digit or
- * sign other than `a`/`b` (any case). Whitespace, control and non-ASCII characters go to the regex.
- */
+/** A key's JSON text as the writer puts it: after `{` or `,`, and with a string value's opening quote. */
 interface KeyInfo {
-  readonly head: string;
+  /** `{"key":` */
+  readonly open: string;
+  /** `,"key":` */
+  readonly next: string;
+  /** `{"key":"` */
+  readonly openQuote: string;
+  /** `,"key":"` */
+  readonly nextQuote: string;
   readonly sensitive: boolean;
+}
+
+/**
+ * True for what JSON leaves out of an object and writes as `null` in an array. A function with a
+ * `toJSON` is not skipped by JSON: it is not plain data.
+ */
+function skipped(value: unknown): boolean {
+  switch (typeof value) {
+    case 'undefined':
+    case 'symbol':
+      return true;
+    case 'function':
+      if ('toJSON' in value) throw NOT_PLAIN;
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The piece list redactedJson reuses, held while no call is writing. */
+let spareText: JsonText | null = null;
+
+/** Pieces joined into a chunk each time this many have come, so no piece list grows without bound. */
+const PIECES_PER_CHUNK = 4096;
+
+/**
+ * JSON text collected as pieces and joined once, instead of grown by `+=`: concatenation builds a
+ * rope node per piece, megabytes of them for a large report, all garbage once the text is
+ * flattened. A filled piece list is joined into a chunk and reused, and the result is a flat string,
+ * so measuring its bytes copies nothing.
+ */
+class JsonText {
+  readonly #pieces: string[] = [];
+  #count = 0;
+  #chunks: string[] | null = null;
+
+  /**
+   * Ready for the next text. The piece list keeps its room, so writing many small values reuses it,
+   * but lets go of the pieces: a spare list must not keep a large value alive.
+   */
+  clear(): void {
+    this.#pieces.fill('');
+    this.#count = 0;
+    this.#chunks = null;
+  }
+
+  push(piece: string): void {
+    this.#pieces[this.#count++] = piece;
+    if (this.#count === PIECES_PER_CHUNK) {
+      (this.#chunks ??= []).push(this.#pieces.join(''));
+      this.#count = 0;
+    }
+  }
+
+  text(): string {
+    const pieces = this.#pieces;
+    // Drops the pieces of an earlier, longer text; the room stays unless most of it is unused.
+    pieces.length = this.#count;
+    const last = pieces.join('');
+    if (this.#chunks === null) return last;
+    this.#chunks.push(last);
+    return this.#chunks.join('');
+  }
 }
 
 // Any character JSON escapes (quote, backslash, control, any surrogate half: lone ones are escaped).
@@ -369,6 +477,10 @@ function quote(value: string): string {
   return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
 }
 
+/**
+ * False only when SCHEME_PREFIX cannot match: the first character is an ASCII letter, digit or
+ * sign other than `a`/`b` (any case). Whitespace, control and non-ASCII characters go to the regex.
+ */
 function mayStartWithScheme(value: string): boolean {
   const code = value.charCodeAt(0);
   const lower = code | 0x20;
