@@ -22,7 +22,7 @@ import {
 
 // Each constructor names the unknown option and lists the accepted ones (one rule for all).
 const cases: [string, () => unknown, string][] = [
-  ['RunRecorder', () => new RunRecorder({ agent: 'a' } as never), 'agentName, context'],
+  ['RunRecorder', () => new RunRecorder({ agent: 'a' } as never), 'agentName, context, maxStreamedEvents'],
   [
     'RedactionPolicy',
     () => new RedactionPolicy({ extraKeys: ['pin'] } as never),
@@ -136,7 +136,7 @@ describe('unknown option names are a ValueError naming the accepted ones', () =>
         store,
         registry,
         new InMemoryRegistryStore({ now: Date.now }),
-        new RunRecorder({ agentName: 'a', context: null }),
+        new RunRecorder({ agentName: 'a', context: null, maxStreamedEvents: 10 }),
       ]).toHaveLength(5);
       registry.close();
       store.close();

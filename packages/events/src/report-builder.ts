@@ -1,6 +1,6 @@
 /**
- * Folds a run's events into RunReport data. Pure: the same events always give the same report
- * (except `created_at`).
+ * Folds a run's events into RunReport data, one event at a time as they arrive. Pure: the same
+ * events always give the same report (except `created_at`).
  */
 import {
   nowIso,
@@ -17,7 +17,7 @@ import { isRecord } from '@agent/core/internal';
 import { snapshot } from '@agent/core/internal';
 import type { ContextManifestData } from './context-manifest.js';
 import { mergeRunIds, runIdsOfTask, type RunIds } from './run-context.js';
-import { RUN_EVENT_VERSION, type PolicyDecisionData, type RunEvent } from './run-event.js';
+import { RUN_EVENT_VERSION, type PolicyDecisionData, type RunEvent, type RunEventType } from './run-event.js';
 import {
   emptyLLMMetrics,
   type ActionRecord,
@@ -26,8 +26,19 @@ import {
   type BudgetRecord,
   type ErrorRecord,
   type LLMMetrics,
+  type ModelMetrics,
   type RunReportData,
 } from './run-report.js';
+
+/**
+ * The event types a run may emit by the thousand (one per output chunk or progress tick). Past a
+ * run's budget of them a report folds them in but does not list them.
+ */
+export const STREAMED_EVENT_TYPES: ReadonlySet<RunEventType> = new Set<RunEventType>([
+  'task.artifact',
+  'llm.stream',
+  'task.progress',
+]);
 
 function num(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0;
@@ -37,13 +48,14 @@ function str(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-function errorBody(value: unknown): ErrorBody | null {
+/** The error of a payload; `data` is copied unless the payload is the fold's own (`owned`). */
+function errorBody(value: unknown, owned: boolean): ErrorBody | null {
   if (!isRecord(value)) return null;
   const body: ErrorBody = {
     code: typeof value.code === 'string' ? value.code : 'INTERNAL',
     message: typeof value.message === 'string' ? value.message : '',
   };
-  if (value.data !== undefined) body.data = value.data;
+  if (value.data !== undefined) body.data = owned ? value.data : snapshot(value.data);
   return body;
 }
 
@@ -57,54 +69,153 @@ const ACTION_STATUS: Partial<Record<RunEvent['type'], ActionStatus>> = {
   'action.failed': 'failed',
 };
 
-class ReportFold {
-  readonly ids: RunIds[] = [];
-  taskId: string | null = null;
-  status: TaskState | null = null;
-  finalTask: Task | null = null;
-  readonly manifests: ContextManifestData[] = [];
-  readonly actions = new Map<string, ActionRecord>();
-  readonly approvals = new Map<string, ApprovalCheckpoint>();
-  readonly artifacts = new Map<string, Artifact>();
-  readonly metrics: LLMMetrics = emptyLLMMetrics();
-  readonly budget: BudgetRecord[] = [];
-  readonly errors: ErrorRecord[] = [];
+export interface ReportFoldOptions {
+  /**
+   * Events of the STREAMED_EVENT_TYPES a report lists; later ones are folded in and counted in
+   * `dropped_events`. A non-negative integer or `Infinity`. Default `Infinity`.
+   */
+  maxStreamedEvents?: number;
+}
 
+export interface BuildReportOptions {
+  metadata?: JsonObject;
+  /** Defaults used when no event names them (the recorder's constructor options). */
+  defaults?: RunIds;
+}
+
+/**
+ * A report in the making: `add` folds each event in as it comes, so nothing needs the whole list of
+ * events at the end, and keeps a private copy of each event the report lists.
+ *
+ * What the fold holds is its own: an event it lists is copied once and its parts are shared, never
+ * changed, by the records made from it (the final task, an action's result…); what it takes from an
+ * event it does not list is copied. The containers it updates in place (an artifact's parts, an
+ * action record, the metrics) are copied by `build`, so a report built mid-run does not change as
+ * more events come.
+ */
+export class ReportFold {
+  readonly #maxStreamed: number;
+  #streamed = 0;
+  #dropped = 0;
+  readonly #events: RunEvent[] = [];
+  readonly #ids: RunIds = { run_id: null, session_id: null, trace_id: null, agent_name: null };
+  #taskId: string | null = null;
+  #status: TaskState | null = null;
+  #finalTask: Task | null = null;
+  #startedAt: string | null = null;
+  #startedMs = Infinity;
+  #endedAt: string | null = null;
+  #endedMs = -Infinity;
+  readonly #manifests: ContextManifestData[] = [];
+  readonly #actions = new Map<string, ActionRecord>();
+  readonly #approvals = new Map<string, ApprovalCheckpoint>();
+  readonly #artifacts = new Map<string, Artifact>();
+  readonly #metrics: LLMMetrics = emptyLLMMetrics();
+  readonly #budget: BudgetRecord[] = [];
+  readonly #errors: ErrorRecord[] = [];
+
+  constructor(options: ReportFoldOptions = {}) {
+    this.#maxStreamed = options.maxStreamedEvents ?? Infinity;
+  }
+
+  /** The events the report lists, in arrival order: the fold's own copies, not to be changed. */
+  get events(): readonly RunEvent[] {
+    return this.#events;
+  }
+
+  /** Streamed events folded in but not listed. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Folds one event in; the caller keeps `event`, the fold copies what it keeps of it. */
   add(event: RunEvent): void {
-    this.ids.push({
-      run_id: event.run_id,
-      session_id: event.session_id,
-      trace_id: event.trace_id,
-      agent_name: event.agent_name,
-    });
-    this.taskId ??= event.task_id;
+    const listed = !STREAMED_EVENT_TYPES.has(event.type) || this.#streamed++ < this.#maxStreamed;
+    if (!listed) {
+      this.#dropped += 1;
+      this.#fold(event, false);
+      return;
+    }
+    const own = snapshot(event);
+    this.#fold(own, true);
+    this.#events.push(own);
+  }
+
+  /**
+   * The report of what was added so far. It shares nothing with the values given to `add` or
+   * `options`, and nothing the fold changes later (parts of it may share with each other, e.g. the
+   * final task with the final event's payload).
+   */
+  build(options: BuildReportOptions = {}): RunReportData {
+    const ids = options.defaults ? mergeRunIds(this.#ids, options.defaults) : { ...this.#ids };
+    const artifacts = [...this.#artifacts.values()].map(detachedArtifact);
+    for (const artifact of this.#finalTask?.artifacts ?? []) {
+      if (!this.#artifacts.has(artifact.id)) artifacts.push(artifact);
+    }
+    const metrics = this.#metrics;
+    const byModel: Record<string, ModelMetrics> = Object.fromEntries(
+      Object.entries(metrics.by_model).map(([key, entry]) => [key, { ...entry }]),
+    );
+    return {
+      version: RUN_EVENT_VERSION,
+      run_id: ids.run_id,
+      task_id: this.#taskId,
+      session_id: ids.session_id,
+      trace_id: ids.trace_id,
+      agent_name: ids.agent_name,
+      status: this.#finalTask?.state ?? this.#status,
+      started_at: this.#startedAt,
+      ended_at: this.#endedAt,
+      duration_seconds: secondsBetween(this.#startedAt, this.#endedAt),
+      created_at: nowIso(),
+      events: [...this.#events],
+      dropped_events: this.#dropped,
+      context_manifests: [...this.#manifests],
+      actions: [...this.#actions.values()].map((record) => ({ ...record })),
+      approvals: [...this.#approvals.values()].map((checkpoint) => ({ ...checkpoint })),
+      artifacts,
+      llm_metrics: { ...metrics, by_model: byModel },
+      budget_events: [...this.#budget],
+      errors: [...this.#errors],
+      final_task: this.#finalTask,
+      metadata: snapshot(options.metadata ?? {}),
+    };
+  }
+
+  /**
+   * Folds `event` in. `owned`: the event is the fold's own copy, so its values may be kept as they
+   * are; otherwise what is kept of it is copied.
+   */
+  #fold(event: RunEvent, owned: boolean): void {
+    this.#addIds(event);
+    this.#taskId ??= event.task_id;
+    this.#stamp(event.timestamp);
     const payload = event.payload as Record<string, unknown>;
     switch (event.type) {
       case 'task.status':
-        if (typeof payload.state === 'string') this.status = payload.state as TaskState;
+        if (typeof payload.state === 'string') this.#status = payload.state as TaskState;
         if (event.final && isRecord(payload.task)) {
-          // The builder folds its own copy of the events: the task is the report's already.
-          this.finalTask = payload.task as unknown as Task;
-          this.ids.push(runIdsOfTask(payload.task));
+          this.#finalTask = ownOrCopy(payload.task as unknown as Task, owned);
+          this.#addIds(runIdsOfTask(payload.task));
         }
         break;
       case 'task.artifact':
         if (isRecord(payload.artifact))
-          this.#artifact(payload.artifact as unknown as Artifact, payload.append === true);
+          this.#artifact(payload.artifact as unknown as Artifact, payload.append === true, owned);
         break;
       case 'context.prepared':
         if (isRecord(payload.manifest))
-          this.manifests.push(snapshot(payload.manifest) as unknown as ContextManifestData);
+          this.#manifests.push(ownOrCopy(payload.manifest, owned) as unknown as ContextManifestData);
         break;
       case 'llm.call.started':
-        this.metrics.started_calls += 1;
+        this.#metrics.started_calls += 1;
         break;
       case 'llm.call.completed':
         this.#llmCall(payload);
         break;
       case 'budget.warning':
       case 'budget.exceeded':
-        this.budget.push({
+        this.#budget.push({
           type: event.type,
           limit: str(payload.limit),
           used: typeof payload.used === 'number' ? payload.used : null,
@@ -113,21 +224,52 @@ class ReportFold {
         });
         break;
       case 'task.error':
-        this.#error(event, payload.error);
+        this.#error(event, payload.error, owned);
         break;
       default:
         break;
     }
-    if (event.type.startsWith('action.') || event.type.startsWith('approval.')) this.#action(event, payload);
+    if (event.type.startsWith('action.') || event.type.startsWith('approval.'))
+      this.#action(event, payload, owned);
   }
 
-  #artifact(artifact: Artifact, append: boolean): void {
-    const existing = this.artifacts.get(artifact.id);
+  /** Fills each id still unknown: the first value seen wins. */
+  #addIds(source: RunIds): void {
+    const ids = this.#ids;
+    ids.run_id ??= source.run_id;
+    ids.session_id ??= source.session_id;
+    ids.trace_id ??= source.trace_id;
+    ids.agent_name ??= source.agent_name;
+  }
+
+  /** The earliest and latest timestamps; of equal ones, the first seen starts and the last ends. */
+  #stamp(timestamp: string): void {
+    const ms = Date.parse(timestamp);
+    if (!Number.isFinite(ms)) return;
+    if (ms < this.#startedMs) {
+      this.#startedMs = ms;
+      this.#startedAt = timestamp;
+    }
+    if (ms >= this.#endedMs) {
+      this.#endedMs = ms;
+      this.#endedAt = timestamp;
+    }
+  }
+
+  /** The fold's artifact is its own object with its own parts list, which appends extend. */
+  #artifact(artifact: Artifact, append: boolean, owned: boolean): void {
+    const parts: unknown[] = Array.isArray(artifact.parts) ? artifact.parts : [];
+    const existing = this.#artifacts.get(artifact.id);
     if (append && existing) {
-      existing.parts.push(...snapshot(artifact.parts ?? []));
+      if (!Array.isArray(existing.parts)) existing.parts = [];
+      // One part at a time: spreading a huge parts list into push would overflow the stack.
+      for (const part of owned ? parts : snapshot(parts))
+        existing.parts.push(part as Artifact['parts'][number]);
       return;
     }
-    this.artifacts.set(artifact.id, snapshot(artifact));
+    const copy = owned ? { ...artifact } : snapshot(artifact);
+    if (owned && Array.isArray(artifact.parts)) copy.parts = [...artifact.parts];
+    this.#artifacts.set(artifact.id, copy);
   }
 
   #llmCall(payload: Record<string, unknown>): void {
@@ -135,7 +277,7 @@ class ReportFold {
     const input = num(usage.input_tokens);
     const output = num(usage.output_tokens);
     const latency = num(payload.latency_ms);
-    const m = this.metrics;
+    const m = this.#metrics;
     m.calls += 1;
     m.input_tokens += input;
     m.output_tokens += output;
@@ -159,16 +301,21 @@ class ReportFold {
     entry.total_latency_ms += latency;
   }
 
-  #error(event: RunEvent, value: unknown): void {
-    const body = errorBody(value);
+  #error(event: RunEvent, value: unknown, owned: boolean): void {
+    const body = errorBody(value, owned);
     if (body)
-      this.errors.push({ ...body, type: event.type, action_id: event.action_id, timestamp: event.timestamp });
+      this.#errors.push({
+        ...body,
+        type: event.type,
+        action_id: event.action_id,
+        timestamp: event.timestamp,
+      });
   }
 
-  #action(event: RunEvent, payload: Record<string, unknown>): void {
+  #action(event: RunEvent, payload: Record<string, unknown>, owned: boolean): void {
     const request = isRecord(payload.request) ? (payload.request as unknown as ApprovalRequestData) : null;
     if (event.type === 'approval.required' || event.type === 'approval.decided')
-      this.#approval(event, payload, request);
+      this.#approval(event, payload, request, owned);
     const action = isRecord(payload.action)
       ? (payload.action as unknown as RunActionData)
       : request && isRecord(request.action)
@@ -176,10 +323,10 @@ class ReportFold {
         : null;
     const actionId = event.action_id ?? (action ? str(action.action_id) : null);
     if (actionId === null) return;
-    const record = this.actions.get(actionId) ?? newActionRecord(actionId);
-    this.actions.set(actionId, record);
+    const record = this.#actions.get(actionId) ?? newActionRecord(actionId);
+    this.#actions.set(actionId, record);
     if (action) {
-      record.action = snapshot(action);
+      record.action = ownOrCopy(action, owned);
       record.kind = str(action.kind) ?? record.kind;
       record.name = str(action.name) ?? record.name;
       record.capabilities = Array.isArray(action.capabilities)
@@ -196,7 +343,8 @@ class ReportFold {
         record.requested_at ??= event.timestamp;
         break;
       case 'action.policy':
-        if (isRecord(payload.decision)) record.policy = snapshot(payload.decision) as PolicyDecisionData;
+        if (isRecord(payload.decision))
+          record.policy = ownOrCopy(payload.decision, owned) as PolicyDecisionData;
         record.requested_at ??= event.timestamp;
         break;
       case 'approval.required':
@@ -215,46 +363,60 @@ class ReportFold {
         record.started_at = event.timestamp;
         break;
       case 'action.completed':
-        record.result = payload.result === undefined ? null : snapshot(payload.result);
+        record.result = payload.result === undefined ? null : ownOrCopy(payload.result, owned);
         record.ended_at = event.timestamp;
         break;
       case 'action.denied':
       case 'action.failed':
-        record.error = errorBody(payload.error);
+        record.error = errorBody(payload.error, owned);
         record.ended_at = event.timestamp;
-        this.#error(event, payload.error);
+        this.#error(event, payload.error, owned);
         break;
       default:
         break;
     }
   }
 
-  #approval(event: RunEvent, payload: Record<string, unknown>, request: ApprovalRequestData | null): void {
+  #approval(
+    event: RunEvent,
+    payload: Record<string, unknown>,
+    request: ApprovalRequestData | null,
+    owned: boolean,
+  ): void {
     const decision = isRecord(payload.decision)
       ? (payload.decision as unknown as ApprovalDecisionData)
       : null;
     const requestId =
       (request ? str(request.request_id) : null) ?? (decision ? str(decision.request_id) : null);
     if (requestId === null) return;
-    const existing = this.approvals.get(requestId);
+    const existing = this.#approvals.get(requestId);
     const checkpoint: ApprovalCheckpoint = existing ?? {
       request_id: requestId,
       action_id:
         event.action_id ?? (request && isRecord(request.action) ? str(request.action.action_id) : null),
-      request: snapshot(request ?? ({ request_id: requestId } as ApprovalRequestData)),
+      request: request ? ownOrCopy(request, owned) : ({ request_id: requestId } as ApprovalRequestData),
       decision: null,
       status: 'pending',
       requested_at: event.timestamp,
       decided_at: null,
     };
-    if (request && !existing) checkpoint.request = snapshot(request);
     if (event.type === 'approval.decided' && decision) {
-      checkpoint.decision = snapshot(decision);
+      checkpoint.decision = ownOrCopy(decision, owned);
       checkpoint.status = decision.approved === true ? 'approved' : 'rejected';
       checkpoint.decided_at = event.timestamp;
     }
-    this.approvals.set(requestId, checkpoint);
+    this.#approvals.set(requestId, checkpoint);
   }
+}
+
+/** A value taken from an event: as it is when the event is the fold's own copy, else a copy. */
+function ownOrCopy<T>(value: T, owned: boolean): T {
+  return owned ? value : snapshot(value);
+}
+
+/** An artifact whose parts list the fold may still extend: a copy of the list, sharing the parts. */
+function detachedArtifact(artifact: Artifact): Artifact {
+  return Array.isArray(artifact.parts) ? { ...artifact, parts: [...artifact.parts] } : { ...artifact };
 }
 
 function newActionRecord(actionId: string): ActionRecord {
@@ -285,51 +447,13 @@ function secondsBetween(start: string | null, end: string | null): number {
   return Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0;
 }
 
-export interface BuildReportOptions {
-  metadata?: JsonObject;
-  /** Defaults used when no event names them (the recorder's constructor options). */
-  defaults?: RunIds;
-}
-
 /**
- * The report of these events, in the order given. The result is built from a copy of the events
- * and of the metadata, so it shares nothing with the caller's values (parts of it may share with
- * each other, e.g. the final task with the final event's payload).
+ * The report of these events, in the order given, every one listed. The result is built from a copy
+ * of the events and of the metadata, so it shares nothing with the caller's values (parts of it may
+ * share with each other, e.g. the final task with the final event's payload).
  */
 export function buildReportData(input: readonly RunEvent[], options: BuildReportOptions = {}): RunReportData {
-  const events = snapshot([...input]);
   const fold = new ReportFold();
-  for (const event of events) fold.add(event);
-  const ids = mergeRunIds(...fold.ids, ...(options.defaults ? [options.defaults] : []));
-  const stamps = events.map((event) => event.timestamp).filter((t) => Number.isFinite(Date.parse(t)));
-  stamps.sort((a, b) => Date.parse(a) - Date.parse(b));
-  const startedAt = stamps[0] ?? null;
-  const endedAt = stamps[stamps.length - 1] ?? null;
-  const artifacts = [...fold.artifacts.values()];
-  for (const artifact of fold.finalTask?.artifacts ?? []) {
-    if (!fold.artifacts.has(artifact.id)) artifacts.push(snapshot(artifact));
-  }
-  return {
-    version: RUN_EVENT_VERSION,
-    run_id: ids.run_id,
-    task_id: fold.taskId,
-    session_id: ids.session_id,
-    trace_id: ids.trace_id,
-    agent_name: ids.agent_name,
-    status: fold.finalTask?.state ?? fold.status,
-    started_at: startedAt,
-    ended_at: endedAt,
-    duration_seconds: secondsBetween(startedAt, endedAt),
-    created_at: nowIso(),
-    events,
-    context_manifests: fold.manifests,
-    actions: [...fold.actions.values()],
-    approvals: [...fold.approvals.values()],
-    artifacts,
-    llm_metrics: fold.metrics,
-    budget_events: fold.budget,
-    errors: fold.errors,
-    final_task: fold.finalTask,
-    metadata: snapshot(options.metadata ?? {}),
-  };
+  for (const event of input) fold.add(event);
+  return fold.build(options);
 }

@@ -3,7 +3,7 @@ import { InMemoryEventSink } from './event-sink.js';
 import { REDACTED, RedactionPolicy } from './redaction.js';
 import { RunEvent } from './run-event.js';
 import { RunRecorder } from './run-recorder.js';
-import { RunReport } from './run-report.js';
+import { RunReport, type RunReportData } from './run-report.js';
 import { InMemoryRunStore } from './store/in-memory-run-store.js';
 import { action, completedRun, JWT, runContext, tick } from './test-support/fixtures.js';
 
@@ -168,6 +168,162 @@ describe('RunRecorder → RunReport', () => {
   });
 });
 
+/**
+ * completedRun with a long stream in it: after the model call, `chunks` appended chunks of artifact
+ * `stream`, each followed by an `llm.stream` delta, and a progress tick every tenth chunk. The final
+ * task carries the whole streamed artifact.
+ */
+function streamingRun(chunks: number): { events: TaskEvent[]; context: ReturnType<typeof runContext> } {
+  const { events, context } = completedRun();
+  const streamed: TaskEvent[] = [];
+  const parts: { type: 'text'; content: string }[] = [];
+  for (let i = 1; i <= chunks; i++) {
+    const part = { type: 'text' as const, content: `chunk ${i}` };
+    parts.push(part);
+    streamed.push({
+      type: 'task.artifact',
+      task_id: 'task-1',
+      timestamp: tick(),
+      append: i > 1,
+      last_chunk: i === chunks,
+      artifact: { id: 'stream', parts: [part], metadata: { index: i }, created_at: tick() },
+    } as TaskEvent);
+    streamed.push({ type: 'llm.stream', task_id: 'task-1', timestamp: tick(), delta: `d${i}` } as TaskEvent);
+    if (i % 10 === 0)
+      streamed.push({
+        type: 'task.progress',
+        task_id: 'task-1',
+        timestamp: tick(),
+        progress: i / chunks,
+      } as TaskEvent);
+  }
+  const final = events[events.length - 1] as unknown as { task: { artifacts: unknown[] } };
+  final.task.artifacts.push({ id: 'stream', parts, metadata: {}, created_at: tick() });
+  // After llm.call.completed, before the tool call: streamed events sit between audited ones.
+  return { events: [...events.slice(0, 4), ...streamed, ...events.slice(4)], context };
+}
+
+const STREAMED = new Set(['task.artifact', 'llm.stream', 'task.progress']);
+
+describe('RunRecorder maxStreamedEvents', () => {
+  it('lists the first N streamed events and every other one, and folds in all of them', () => {
+    const { events, context } = streamingRun(300);
+    const bounded = new RunRecorder({ context, maxStreamedEvents: 50 });
+    const unbounded = new RunRecorder({ context, maxStreamedEvents: Infinity });
+    for (const event of events) {
+      bounded.recordTaskEvent(event);
+      unbounded.recordTaskEvent(event);
+    }
+    const report = bounded.toReport({ metadata: { m: 1 } });
+    const full = unbounded.toReport({ metadata: { m: 1 } });
+    const streamedCount = events.filter((event) => STREAMED.has(event.type)).length;
+    const others = events.filter((event) => !STREAMED.has(event.type));
+
+    const listed = report.events;
+    expect(listed.filter((event) => STREAMED.has(event.type))).toEqual(
+      full.events.filter((event) => STREAMED.has(event.type)).slice(0, 50),
+    );
+    expect(listed.filter((event) => !STREAMED.has(event.type)).map((event) => event.type)).toEqual(
+      others.map((event) => event.type),
+    );
+    expect(listed).toHaveLength(50 + others.length);
+    expect(report.eventCount).toBe(listed.length);
+    expect(report.droppedEvents).toBe(streamedCount - 50);
+    expect(report.toDict().dropped_events).toBe(streamedCount - 50);
+    expect(full.droppedEvents).toBe(0);
+    expect(full.events).toHaveLength(events.length);
+    // Listed events keep the numbers the recorder gave them: the gaps are the dropped ones.
+    expect(listed.map((event) => event.sequence)).toEqual(
+      full.events
+        .filter((event) => listed.some((kept) => kept.sequence === event.sequence))
+        .map((e) => e.sequence),
+    );
+    expect(listed.at(-1)!.sequence).toBe(events.length);
+    expect(bounded.events).toEqual(listed);
+    expect(bounded.droppedEvents).toBe(streamedCount - 50);
+
+    // Everything else is exactly what listing every event gives.
+    const rest = (dict: Record<string, unknown>) => {
+      const { events: _events, dropped_events: _dropped, created_at: _created, ...others } = dict;
+      return others;
+    };
+    expect(rest({ ...report.toDict({ redactionPolicy: null }) })).toEqual(
+      rest({ ...full.toDict({ redactionPolicy: null }) }),
+    );
+    const stream = report.artifacts.find((artifact) => artifact.id === 'stream')!;
+    expect(stream.parts.map((part) => part.content)).toEqual(
+      Array.from({ length: 300 }, (_, i) => `chunk ${i + 1}`),
+    );
+    expect(report.finalTask!.artifacts.find((artifact) => artifact.id === 'stream')!.parts).toHaveLength(300);
+    expect(report.status).toBe('completed');
+    expect(report.startedAt).toBe(full.startedAt);
+    expect(report.endedAt).toBe(full.endedAt);
+  });
+
+  it('lists 1,000 streamed events by default, and none with 0', () => {
+    const progress = (i: number): TaskEvent =>
+      ({ type: 'task.progress', task_id: 't', timestamp: tick(), progress: i / 1005 }) as TaskEvent;
+    const recorder = new RunRecorder();
+    const none = new RunRecorder({ maxStreamedEvents: 0 });
+    for (let i = 0; i < 1005; i++) {
+      recorder.recordTaskEvent(progress(i));
+      none.recordTaskEvent(progress(i));
+    }
+    recorder.recordTaskEvent({
+      type: 'task.status',
+      task_id: 't',
+      state: 'completed',
+      final: true,
+    } as TaskEvent);
+    none.recordTaskEvent({ type: 'task.status', task_id: 't', state: 'completed', final: true } as TaskEvent);
+    const report = recorder.toReport();
+    expect(report.eventCount).toBe(1001);
+    expect(report.droppedEvents).toBe(5);
+    expect(report.events.at(-1)!.sequence).toBe(1006);
+    expect(none.toReport().events.map((event) => event.type)).toEqual(['task.status']);
+    expect(none.toReport().droppedEvents).toBe(1005);
+  });
+
+  it('rejects a budget that is not a non-negative integer or Infinity', () => {
+    for (const bad of [-1, 1.5, NaN, '10', null])
+      expect(() => new RunRecorder({ maxStreamedEvents: bad as unknown as number })).toThrow(ValueError);
+  });
+
+  it('keeps a report built mid-run as it was while the run goes on', () => {
+    const { events, context } = streamingRun(40);
+    const recorder = new RunRecorder({ context, maxStreamedEvents: 10 });
+    const half = events.length / 2;
+    for (const event of events.slice(0, half)) recorder.recordTaskEvent(event);
+    const early = recorder.toReport();
+    const before = JSON.stringify(early.toDict({ redactionPolicy: null }));
+    for (const event of events.slice(half)) recorder.recordTaskEvent(event);
+    const late = recorder.toReport();
+    expect(JSON.stringify(early.toDict({ redactionPolicy: null }))).toBe(before);
+    expect(late.artifacts.find((a) => a.id === 'stream')!.parts.length).toBeGreaterThan(
+      early.artifacts.find((a) => a.id === 'stream')!.parts.length,
+    );
+    expect(late.actions[0].status).toBe('completed');
+  });
+
+  it('shares nothing with the events it was given, listed or not', () => {
+    const { events, context } = streamingRun(30);
+    const recorder = new RunRecorder({ context, maxStreamedEvents: 5 });
+    const returned = events.map((event) => recorder.recordTaskEvent(event));
+    const report = recorder.toReport();
+    const before = JSON.stringify(report.toDict({ redactionPolicy: null }));
+    for (const event of [...events, ...returned] as unknown as Record<string, unknown>[]) {
+      const payload = (event.payload ?? event) as Record<string, unknown>;
+      const artifact = payload.artifact as { parts: { content: string }[] } | undefined;
+      if (artifact) for (const part of artifact.parts) part.content = 'changed';
+      if (payload.task) (payload.task as { artifacts: unknown[] }).artifacts.length = 0;
+    }
+    expect(JSON.stringify(report.toDict({ redactionPolicy: null }))).toBe(before);
+    // Nor a report built after the changes.
+    const later = recorder.toReport().toDict({ redactionPolicy: null });
+    expect({ ...later, created_at: report.createdAt }).toEqual(JSON.parse(before));
+  });
+});
+
 describe('RunReport serialization', () => {
   it('round-trips through toDict / fromDict and JSON', () => {
     const report = recordRun();
@@ -245,6 +401,35 @@ describe('RunReport serialization', () => {
     const store = new InMemoryRunStore();
     await store.saveRunReport(report);
     expect((await store.getRunReport(report.runId!))!.toDict()).toEqual(report.toDict());
+  });
+
+  it('loads a report stored before reports counted dropped events, as one that dropped none', () => {
+    const { dropped_events: _dropped, ...old } = recordRun().toDict();
+    const restored = RunReport.fromDict(JSON.parse(JSON.stringify(old)));
+    expect(restored.droppedEvents).toBe(0);
+    expect(restored.toDict().dropped_events).toBe(0);
+    expect(restored.eventCount).toBe(13);
+    expect(RunReport.fromDict({ ...old, dropped_events: null }).droppedEvents).toBe(0);
+    expect(new RunReport(old as RunReportData).droppedEvents).toBe(0);
+  });
+
+  it('round-trips dropped_events and rejects one that is not a non-negative integer', () => {
+    const { events, context } = streamingRun(20);
+    const recorder = new RunRecorder({ context, maxStreamedEvents: 3 });
+    for (const event of events) recorder.recordTaskEvent(event);
+    const dict = recorder.toReport().toDict();
+    expect(RunReport.fromDict(JSON.parse(JSON.stringify(dict))).droppedEvents).toBe(dict.dropped_events);
+    expect(dict.dropped_events).toBeGreaterThan(0);
+    for (const bad of [-1, 1.5, '3', {}]) {
+      let error: unknown;
+      try {
+        RunReport.fromDict({ ...dict, dropped_events: bad });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(ValueError);
+      expect((error as ValueError).data).toEqual({ field: 'dropped_events' });
+    }
   });
 
   it('rejects malformed dicts with a ValueError naming the field', () => {

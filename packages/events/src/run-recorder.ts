@@ -2,36 +2,62 @@
  * RunRecorder: collects a run's events and turns them into a RunReport. It is an EventSink too, so
  * it can sit directly in a runtime's sink slot or behind a FanOutEventSink.
  */
-import { type JsonObject, type TaskEvent } from '@agent/core';
-import { checkOptionNames, optionNames } from '@agent/core/internal';
+import { ValueError, type JsonObject, type TaskEvent } from '@agent/core';
+import { checkOptionNames, numberOption, optionNames, snapshot } from '@agent/core/internal';
 import { SequencedEventSink } from './event-sink.js';
-import { buildReportData } from './report-builder.js';
+import { ReportFold } from './report-builder.js';
 import { runIdsOf, type RunContextInput } from './run-context.js';
 import { RunEvent, type FromTaskEventOptions } from './run-event.js';
 import { adoptRunReport, type RunReport } from './run-report.js';
+
+/** How many streamed events a report lists unless `maxStreamedEvents` says otherwise. */
+export const DEFAULT_MAX_STREAMED_EVENTS = 1000;
 
 export interface RunRecorderOptions {
   /** Used for events that name no agent. */
   agentName?: string;
   /** The run's context; ids on the events themselves take precedence. */
   context?: RunContextInput | null;
+  /**
+   * How many events of the streamed types (`task.artifact`, `llm.stream`, `task.progress`) the
+   * report lists: later ones are still folded into its artifacts, final task and metrics, and
+   * counted in `dropped_events`. Every other event is always listed. A non-negative integer, or
+   * `Infinity` to list everything. Default 1000.
+   */
+  maxStreamedEvents?: number;
 }
 
-const OPTION_NAMES = optionNames<RunRecorderOptions>({ agentName: true, context: true });
+const OPTION_NAMES = optionNames<RunRecorderOptions>({
+  agentName: true,
+  context: true,
+  maxStreamedEvents: true,
+});
 
 export interface ToReportOptions {
   /** Application data stored with the report (redacted with it). Default `{}`. */
   metadata?: JsonObject;
 }
 
+/** Reads `maxStreamedEvents`: a non-negative integer or `Infinity`. */
+export function maxStreamedEventsOf(value: unknown): number {
+  if (value === Infinity) return value;
+  if (value !== undefined && typeof value !== 'number')
+    throw new ValueError(
+      `maxStreamedEvents must be a non-negative integer or Infinity, got ${String(value)}`,
+    );
+  return numberOption('maxStreamedEvents', value, DEFAULT_MAX_STREAMED_EVENTS, { min: 0, integer: true });
+}
+
 export class RunRecorder extends SequencedEventSink {
-  readonly #events: RunEvent[] = [];
+  /** Folds each event in as it is recorded: the report of a long run is not built from a list at the end. */
+  readonly #fold: ReportFold;
   readonly #defaults: FromTaskEventOptions;
 
   constructor(options: RunRecorderOptions = {}) {
     super();
     checkOptionNames('RunRecorder', options, OPTION_NAMES);
     this.#defaults = { agentName: options.agentName, context: options.context ?? null };
+    this.#fold = new ReportFold({ maxStreamedEvents: maxStreamedEventsOf(options.maxStreamedEvents) });
   }
 
   /** Normalizes and keeps a task event; the recorder numbers it. */
@@ -59,18 +85,26 @@ export class RunRecorder extends SequencedEventSink {
   }
 
   protected store(event: RunEvent): void {
-    this.#events.push(event);
+    this.#fold.add(event);
   }
 
-  /** Events recorded so far, in arrival order. */
+  /**
+   * Copies of the events the report lists, in arrival order: every event recorded so far except the
+   * streamed ones past `maxStreamedEvents`.
+   */
   get events(): RunEvent[] {
-    return [...this.#events];
+    return snapshot([...this.#fold.events]);
+  }
+
+  /** Streamed events recorded past `maxStreamedEvents`: folded in, not listed. */
+  get droppedEvents(): number {
+    return this.#fold.dropped;
   }
 
   toReport(options: ToReportOptions = {}): RunReport {
     const context = runIdsOf(this.#defaults.context ?? null);
     const defaults = { ...context, agent_name: this.#defaults.agentName ?? context.agent_name };
-    // The builder's output is fresh and shared with nothing: the report keeps it without a copy.
-    return adoptRunReport(buildReportData(this.#events, { metadata: options.metadata, defaults }));
+    // What the fold builds is fresh or never changed again: the report keeps it without a copy.
+    return adoptRunReport(this.#fold.build({ metadata: options.metadata, defaults }));
   }
 }

@@ -123,7 +123,14 @@ export interface RunReportData {
   duration_seconds: number;
   /** When the report was built. */
   created_at: string;
+  /**
+   * The run's events in recording order: all of them, except that events of the streamed types
+   * (`task.artifact`, `llm.stream`, `task.progress`) past the recorder's `maxStreamedEvents` are
+   * left out.
+   */
   events: RunEvent[];
+  /** How many streamed events `events` leaves out; they are still folded into the other fields. */
+  dropped_events: number;
   context_manifests: ContextManifestData[];
   actions: ActionRecord[];
   approvals: ApprovalCheckpoint[];
@@ -187,6 +194,8 @@ export class RunReport {
   constructor(data: RunReportData) {
     this.#data = adopting ? data : clone(data);
     adopting = false;
+    // Data written before reports counted what they left out lists every event.
+    if (typeof this.#data.dropped_events !== 'number') this.#data.dropped_events = 0;
   }
 
   get version(): string {
@@ -253,8 +262,13 @@ export class RunReport {
   get metadata(): JsonObject {
     return clone(this.#data.metadata);
   }
+  /** The events the report lists (see {@link droppedEvents}). */
   get eventCount(): number {
     return this.#data.events.length;
+  }
+  /** Streamed events the report does not list: folded into its artifacts and task, then dropped. */
+  get droppedEvents(): number {
+    return this.#data.dropped_events;
   }
 
   /**
@@ -295,6 +309,12 @@ export class RunReport {
         });
       }
     });
+    const dropped = data.dropped_events ?? 0;
+    if (typeof dropped !== 'number' || !Number.isInteger(dropped) || dropped < 0) {
+      throw new ValueError('RunReport.dropped_events must be a non-negative integer', {
+        data: { field: 'dropped_events' },
+      });
+    }
     const createdAt = optionalString(data, 'created_at');
     if (createdAt === null)
       throw new ValueError('RunReport.created_at must be a string', { data: { field: 'created_at' } });
@@ -328,6 +348,7 @@ export class RunReport {
       duration_seconds: duration,
       created_at: createdAt,
       events,
+      dropped_events: dropped,
       context_manifests: list(data, 'context_manifests'),
       actions: list(data, 'actions'),
       approvals: list(data, 'approvals'),

@@ -1,8 +1,10 @@
-import { createTask, ValueError } from '@agent/core';
+import { createTask, ValueError, type TaskEvent } from '@agent/core';
+import { RedactionPolicy } from '../redaction.js';
 import { RunRecorder } from '../run-recorder.js';
 import { completedRun, runContext } from '../test-support/fixtures.js';
 import { describeRunStore } from '../testing/run-store-suite.js';
 import { InMemoryRunStore } from './in-memory-run-store.js';
+import { reportTextRowOf } from './records.js';
 import { DEFAULT_OWNER } from './run-store.js';
 
 describeRunStore('InMemoryRunStore', { open: (options) => new InMemoryRunStore(options) });
@@ -119,6 +121,32 @@ describe('InMemoryRunStore bounds', () => {
     expect(store.usage.bytes).toBeGreaterThan(0);
     await store.deleteBefore('2999-01-01T00:00:00Z');
     expect(store.usage).toEqual({ tasks: 0, reports: 0, bytes: 0 });
+  });
+
+  it('counts exactly the UTF-8 bytes of the report text it keeps, for a report of many chunks', async () => {
+    const store = new InMemoryRunStore();
+    const context = runContext({ run_id: 'run-big' });
+    const recorder = new RunRecorder({ context, maxStreamedEvents: 2000 });
+    for (const event of completedRun('task-big', context).events) recorder.recordTaskEvent(event);
+    for (let i = 0; i < 3000; i++) {
+      recorder.recordTaskEvent({
+        type: 'task.artifact',
+        task_id: 'task-big',
+        append: i > 0,
+        artifact: { id: 'big', parts: [{ type: 'text', content: `Stück ${i} — ☃ 😀` }], metadata: {} },
+      } as unknown as TaskEvent);
+    }
+    const report = recorder.toReport({ metadata: { note: 'naïve', api_key: 'sk-1' } });
+    const row = reportTextRowOf(report, RedactionPolicy.default());
+    expect(row.report).toBe(JSON.stringify(report.toDict()));
+    await store.saveRunReport(report);
+    const bytes =
+      Buffer.byteLength(row.report, 'utf8') + Buffer.byteLength(JSON.stringify(row.columns), 'utf8');
+    expect(bytes).toBeGreaterThan(row.report.length);
+    expect(store.usage).toEqual({ tasks: 0, reports: 1, bytes });
+    expect((await store.getRunReport('run-big'))!.toDict()).toEqual(report.toDict());
+    await store.deleteBefore('2999-01-01T00:00:00Z');
+    expect(store.usage.bytes).toBe(0);
   });
 
   it('rejects bad bounds with ValueError', () => {
