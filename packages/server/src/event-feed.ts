@@ -33,6 +33,9 @@ export interface FeedHooks {
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
+/** How many events a follower behind the memory-held tail reads back from the store at once. */
+const READ_BACK_BATCH = 256;
+
 /**
  * One caller's view of a task's recorded events, each carrying its `sequence`: a new stream, an
  * attached resubmission or a subscription. It ends after the final status. Anything that goes wrong
@@ -45,6 +48,8 @@ const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 export class EventFeed implements AsyncIterableIterator<TaskEvent> {
   private source: FeedSource | undefined;
   private cursor = 0;
+  /** Events of a running task read back from the store, not yet given. */
+  private backlog: TaskEvent[] = [];
   private yielded = 0;
   private done = false;
 
@@ -114,10 +119,17 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
       if (source.starter && this.yielded === 0 && live.earlyFailure !== undefined) {
         throw this.fail(live.earlyFailure);
       }
-      const event = live.events[this.cursor];
+      if (this.cursor < live.droppedCount) {
+        // Behind what is still held in memory: the older events come back from the store.
+        const event = await this.readBack(live);
+        if (this.done) return DONE;
+        if (event) return this.give(event);
+        continue;
+      }
+      const event = live.eventAt(this.cursor);
       if (event !== undefined) {
         // The final status goes out once the store holds the run: acknowledged means stored.
-        if (isFinalEvent(event) && this.cursor === live.events.length - 1) {
+        if (isFinalEvent(event) && this.cursor === live.recorded - 1) {
           await live.result;
           if (this.done) return DONE;
           if (live.storeFailure !== undefined) throw this.fail(unrecordedRun(live.taskId));
@@ -129,6 +141,28 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
       await live.changed();
       if (this.done) return DONE;
     }
+  }
+
+  /**
+   * The next event of a running task that memory no longer holds, read back from the store in
+   * batches. An event the store no longer has either (a retention limit reached) is skipped.
+   */
+  private async readBack(live: LiveTask): Promise<TaskEvent | undefined> {
+    // Read ahead earlier, then passed by reading from memory: what is behind the cursor is given.
+    while (this.backlog.length > 0 && (this.backlog[0]!.sequence ?? 0) <= live.base + this.cursor)
+      this.backlog.shift();
+    if (this.backlog.length === 0) {
+      const after = live.base + this.cursor;
+      const rows = await live.readStored(after, READ_BACK_BATCH);
+      this.backlog = rows.filter((event) => (event.sequence ?? 0) > after);
+      if (this.backlog.length === 0) {
+        this.cursor = Math.max(this.cursor, live.droppedCount);
+        return undefined;
+      }
+    }
+    const event = this.backlog.shift()!;
+    this.cursor = (event.sequence ?? live.base + this.cursor + 1) - live.base;
+    return event;
   }
 
   async return(): Promise<IteratorResult<TaskEvent>> {

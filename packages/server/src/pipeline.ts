@@ -534,7 +534,11 @@ export class ServerPipeline {
     return this.track(call, 'cancel_task', async () => {
       const found = await this.tasks.lookup(call.owner, taskId);
       if (!found) throw taskNotFound(taskId);
-      if ('live' in found) return this.handler.cancelTask(taskId, reason, call.context());
+      if ('live' in found) {
+        // A run held back by a caller that stopped reading must still reach its canceled end.
+        found.live.unpace();
+        return this.handler.cancelTask(taskId, reason, call.context());
+      }
       if ('remote' in found) return this.cancelRemote(call, taskId, reason);
       const state = found.record.task.state;
       throw new TaskNotCancelableError(`Task ${taskId} has already finished`, {
@@ -814,6 +818,7 @@ export class ServerPipeline {
   private cancelableFromElsewhere(live: LiveTask, run: ServerCall): void {
     if (!this.tasks.coordination) return;
     live.onCancel((reason) => {
+      live.unpace();
       this.handler.cancelTask(live.taskId, reason, run.context()).catch(() => {
         // Finished meanwhile: nothing left to cancel.
       });
@@ -904,6 +909,7 @@ export class ServerPipeline {
 
   private async cancelForShutdown(call: ServerCall): Promise<void> {
     if (call.taskId === undefined) return;
+    this.tasks.live(call.owner, call.taskId)?.unpace();
     const ctx: CallContext = { ...call.context(), signal: new AbortController().signal };
     try {
       await this.handler.cancelTask(call.taskId, SHUTDOWN_REASON, ctx);

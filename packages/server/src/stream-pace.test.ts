@@ -18,10 +18,10 @@ import { finalStatusEvent } from '@agent/core/internal';
 import { InMemoryRunStore } from '@agent/events';
 import { ServerPipeline } from './pipeline.js';
 import type { RequestInfo } from './request.js';
-import { STREAM_WINDOW } from './task-ledger.js';
+import { LIVE_TAIL, STREAM_WINDOW } from './task-ledger.js';
 
 const OWNER = { tenant: '', principal_id: ANONYMOUS_PRINCIPAL };
-const CHUNKS = STREAM_WINDOW * 8;
+const CHUNKS = Math.max(STREAM_WINDOW, LIVE_TAIL) * 8;
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 400 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -36,10 +36,15 @@ async function settle(): Promise<void> {
 /** A handler that streams `CHUNKS` artifact chunks as fast as it is asked for them, counting them. */
 function chunky(): { handler: TaskHandler; produced: () => number } {
   let produced = 0;
+  const canceled = new Map<string, string | undefined>();
   const handler: TaskHandler = {
     handleTask: async (t) => ({ ...t, state: 'completed' }),
     async *handleTaskStreaming(t) {
       for (let i = 1; i <= CHUNKS; i++) {
+        if (canceled.has(t.id)) {
+          yield finalStatusEvent({ ...t, state: 'canceled' });
+          return;
+        }
         produced = i;
         yield {
           type: 'task.artifact',
@@ -52,8 +57,10 @@ function chunky(): { handler: TaskHandler; produced: () => number } {
       }
       yield finalStatusEvent({ ...t, state: 'completed' });
     },
-    cancelTask: async (id) => {
-      throw new TaskNotFoundError(`Task ${id} is not active`);
+    cancelTask: async (id, reason) => {
+      if (produced === 0 || produced === CHUNKS) throw new TaskNotFoundError(`Task ${id} is not active`);
+      canceled.set(id, reason);
+      return { ...task(), id, state: 'canceled' };
     },
     getAgentCard: () => ({ name: 'a', description: '', url: '' }),
   };
@@ -153,5 +160,47 @@ describe('a streamed run and the caller that started it', () => {
     expect(read).toBe(CHUNKS + 1);
     expect(produced()).toBe(CHUNKS);
     await subscriber.return();
+  });
+
+  it('keeps only the latest events of a long run in memory; a follower far behind reads the rest from the store', async () => {
+    const { handler } = chunky();
+    const store = new InMemoryRunStore();
+    const pipeline = new ServerPipeline({ transport: 'http', handler, store });
+    const call = await pipeline.open({ headers: {}, signal: new AbortController().signal });
+    const t = task();
+    const feed = pipeline.stream(call, t);
+    let step = await feed.next();
+    const subscriber = pipeline.subscribe(call, { task_id: t.id });
+    const seen: TaskEvent[] = [(await subscriber.next()).value as TaskEvent];
+    let held = 0;
+    for (; !step.done; step = await feed.next()) {
+      const live = pipeline.tasks.live(OWNER, t.id);
+      if (live) held = Math.max(held, live.recorded - live.droppedCount);
+    }
+    // Bounded by the tail plus one batch not yet trimmed, not by the run's length.
+    expect(held).toBeLessThanOrEqual(LIVE_TAIL * 2 + STREAM_WINDOW);
+    for (let next = await subscriber.next(); !next.done; next = await subscriber.next())
+      seen.push(next.value);
+    expect(seen.map((e) => e.sequence)).toEqual(Array.from({ length: CHUNKS + 1 }, (_, i) => i + 1));
+    expect(seen.at(-1)).toMatchObject({ type: 'task.status', state: 'completed' });
+  });
+
+  it('lets a cancel through to a run held back by a caller that stopped reading', async () => {
+    const { handler, produced } = chunky();
+    const store = new InMemoryRunStore();
+    const pipeline = new ServerPipeline({ transport: 'http', handler, store });
+    const call = await pipeline.open({ headers: {}, signal: new AbortController().signal });
+    const t = task();
+    const feed = pipeline.stream(call, t);
+    expect((await feed.next()).done).toBe(false);
+    await until(() => produced() >= STREAM_WINDOW, 'the run fills its window');
+    await settle();
+    expect(produced()).toBeLessThan(CHUNKS);
+    await pipeline.cancel(call, { task_id: t.id });
+    await until(() => pipeline.tasks.size === 0, 'the canceled run ends while its caller reads nothing');
+    expect((await store.getTaskRecord(t.id, OWNER))?.state).toBe('canceled');
+    let last: TaskEvent | undefined;
+    for (let step = await feed.next(); !step.done; step = await feed.next()) last = step.value;
+    expect(last).toMatchObject({ type: 'task.status', state: 'canceled', final: true });
   });
 });

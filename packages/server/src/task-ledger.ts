@@ -27,13 +27,28 @@ import { isRunningState } from './remote-task.js';
 export const STREAM_WINDOW = 256;
 
 /**
- * One task the pipeline is running now: its events in memory, in order, as the store will have them.
- * Every caller that attaches to it (a resubmission, a subscriber) reads from here until the run is
- * over and the store holds everything; from then on the store answers.
+ * How many of a running task's latest events stay in memory once the store holds them: followers
+ * near the head (nearly all of them) read from memory; one further behind reads the older ones back
+ * from the store, so a long run costs the store's copy of its log, not a second one here.
+ */
+export const LIVE_TAIL = 1024;
+
+/** Reads a running task's stored events after a sequence (the ledger gives each LiveTask its store). */
+export type StoredEventReader = (after: number, limit: number) => Promise<TaskEvent[]>;
+
+/**
+ * One task the pipeline is running now: its latest events in memory, in order, as the store will
+ * have them. Every caller that attaches to it (a resubmission, a subscriber) reads from here (older
+ * events from the store) until the run is over and the store holds everything; from then on the
+ * store answers.
  */
 export class LiveTask {
-  /** Every event this run recorded so far; `events[i].sequence === base + i + 1`. */
-  readonly events: TaskEvent[] = [];
+  /** The events of this run still held here: `held[i].sequence === base + dropped + i + 1`. */
+  private held: TaskEvent[] = [];
+  /** How many of this run's first events are no longer held (the store has them). */
+  private dropped = 0;
+  /** Where the events no longer held are read back from. */
+  readStored: StoredEventReader = () => Promise.resolve([]);
   /** The latest known snapshot: the input, then the state of each status, then the final task. */
   task: Task;
   /** Set when the run failed before its first event: the caller that started it gets this error. */
@@ -74,7 +89,31 @@ export class LiveTask {
 
   /** The sequence of the latest recorded event (`base` before this run records any). */
   get lastSequence(): number {
-    return this.base + this.events.length;
+    return this.base + this.recorded;
+  }
+
+  /** How many events this run has recorded. */
+  get recorded(): number {
+    return this.dropped + this.held.length;
+  }
+
+  /** How many of this run's first events are only in the store now. */
+  get droppedCount(): number {
+    return this.dropped;
+  }
+
+  /** This run's event at `index` (0 = its first), if recorded and still held here. */
+  eventAt(index: number): TaskEvent | undefined {
+    return this.held[index - this.dropped];
+  }
+
+  /** @internal The store holds this run's events up to `sequence`: the older ones past the tail may go. */
+  stored(sequence: number): void {
+    const keep = Math.min(sequence - this.base, this.recorded - LIVE_TAIL);
+    // In batches, so a long run does not shift its array on every write.
+    if (keep - this.dropped < LIVE_TAIL) return;
+    this.held = this.held.slice(keep - this.dropped);
+    this.dropped = keep;
   }
 
   /** True once the final status is recorded: no event follows it. */
@@ -109,7 +148,7 @@ export class LiveTask {
   /** @internal Numbers the event and keeps it; returns the sequenced copy. */
   add(event: TaskEvent): TaskEvent {
     const sequenced = { ...event, sequence: this.lastSequence + 1 } as TaskEvent;
-    this.events.push(sequenced);
+    this.held.push(sequenced);
     if (sequenced.type === 'task.status') {
       this.task =
         sequenced.final && sequenced.task ? sequenced.task : { ...this.task, state: sequenced.state };
@@ -268,6 +307,10 @@ export class TaskLedger {
     const existing = this.running.get(key);
     if (existing) return { live: existing, attached: true };
     const live = new LiveTask({ tenant: owner.tenant, principal_id: owner.principal_id }, task, base);
+    live.readStored = async (after, limit) => {
+      const rows = await this.store.listTaskEvents(live.owner, task.id, { after, limit });
+      return rows.map(({ sequence, event }) => ({ ...event, sequence }) as TaskEvent);
+    };
     this.running.set(key, live);
     const writes = new TaskWrites(this.store, this.coordination, live, this.logger, this.queued);
     this.writes.set(live, writes);
@@ -404,8 +447,11 @@ class TaskWrites {
 
   private async perform(write: Write): Promise<void> {
     const { owner, taskId } = this.live;
-    if ('events' in write) await this.store.appendTaskEvents(owner, taskId, write.events);
-    else if ('snapshot' in write) await this.store.saveTaskSnapshot(write.snapshot, { owner });
+    if ('events' in write) {
+      await this.store.appendTaskEvents(owner, taskId, write.events);
+      const last = write.events.at(-1)?.sequence;
+      if (last !== undefined) this.live.stored(last);
+    } else if ('snapshot' in write) await this.store.saveTaskSnapshot(write.snapshot, { owner });
     else if (write.claim) await this.coordination!.claimTask(owner, taskId);
     else await this.coordination!.releaseTask(owner, taskId);
   }
