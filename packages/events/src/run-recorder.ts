@@ -38,14 +38,12 @@ export interface ToReportOptions {
   metadata?: JsonObject;
 }
 
-/** Reads `maxStreamedEvents`: a non-negative integer or `Infinity`. */
-export function maxStreamedEventsOf(value: unknown): number {
+/** Reads `maxStreamedEvents`, or an option of that meaning named `name`: a non-negative integer or `Infinity`. */
+export function maxStreamedEventsOf(value: unknown, name = 'maxStreamedEvents'): number {
   if (value === Infinity) return value;
   if (value !== undefined && typeof value !== 'number')
-    throw new ValueError(
-      `maxStreamedEvents must be a non-negative integer or Infinity, got ${String(value)}`,
-    );
-  return numberOption('maxStreamedEvents', value, DEFAULT_MAX_STREAMED_EVENTS, { min: 0, integer: true });
+    throw new ValueError(`${name} must be a non-negative integer or Infinity, got ${String(value)}`);
+  return numberOption(name, value, DEFAULT_MAX_STREAMED_EVENTS, { min: 0, integer: true });
 }
 
 export class RunRecorder extends SequencedEventSink {

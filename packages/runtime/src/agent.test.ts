@@ -408,6 +408,60 @@ describe('Agent', () => {
     expect(later?.messages.at(-1)?.parts[0]?.content).toBe('the answer');
   });
 
+  it('a run report lists reportMaxStreamedEvents streamed events, every other one, and the whole artifact', async () => {
+    const chunks = 40;
+    const streamer = (options: { reportMaxStreamedEvents?: number }) =>
+      new Agent({
+        card: { name: 'streamer' },
+        runStore: store,
+        ...options,
+        execute: async (_task, run) => {
+          await run.addMessage(createMessage('starting', { role: 'agent' }));
+          for (let i = 1; i <= chunks; i++) {
+            await run.addArtifact(createArtifact(`chunk ${i}`, { id: 'out' }), { append: i > 1 });
+            if (i % 10 === 0) await run.progress(i / chunks);
+          }
+          await run.addMessage(createMessage('done', { role: 'agent' }));
+        },
+      });
+    const store = new InMemoryRunStore();
+    const reportOf = async (agent: Agent) => {
+      const events = await collect(agent.handleTaskStreaming(createTask('x')));
+      const runId = (events.at(-1) as unknown as { task: Task }).task.metadata.run_context as JsonObject;
+      return { events, report: (await store.getRunReport(runId.run_id as string))! };
+    };
+
+    const { events, report } = await reportOf(streamer({ reportMaxStreamedEvents: 5 }));
+    // The stream itself is complete: 40 chunks, 4 progress ticks.
+    expect(events.filter((event) => event.type === 'task.artifact')).toHaveLength(chunks);
+    expect(report.events.map((event: RunEvent) => event.type)).toEqual([
+      'task.status',
+      'task.status',
+      ...Array<string>(5).fill('task.artifact'),
+      'task.status',
+      'task.status',
+    ]);
+    expect(report.droppedEvents).toBe(chunks - 5 + 4);
+    expect(report.artifacts[0].parts.map((part) => part.content)).toEqual(
+      Array.from({ length: chunks }, (_, i) => `chunk ${i + 1}`),
+    );
+    expect(report.finalTask?.artifacts[0].parts).toHaveLength(chunks);
+    expect(report.finalTask?.messages.map((message) => messageText(message))).toEqual([
+      'x',
+      'starting',
+      'done',
+    ]);
+
+    // Default: 1,000, far above this run.
+    const unbounded = (await reportOf(streamer({}))).report;
+    expect(unbounded.droppedEvents).toBe(0);
+    expect(unbounded.eventCount).toBe(2 + chunks + 4 + 2);
+    expect(() => new Agent({ card: { name: 'x' }, reportMaxStreamedEvents: -1 })).toThrow(ValueError);
+    expect(() => new Agent({ card: { name: 'x' }, reportMaxStreamedEvents: 2.5 })).toThrow(
+      /^reportMaxStreamedEvents must be/,
+    );
+  });
+
   it('works with a real SQLite run store file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'runtime-store-'));
     const store = new SqliteRunStore({ path: join(dir, 'runs.db') });

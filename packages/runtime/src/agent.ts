@@ -37,7 +37,7 @@ import {
   type RunStore,
   type TaskOwner,
 } from '@agent/events';
-import { TaskTracing } from '@agent/events/internal';
+import { maxStreamedEventsOf, TaskTracing } from '@agent/events/internal';
 import type { ApprovalHandler } from './approvals.js';
 import { authorizeAction, performAction, runTool, type ActionScope } from './authorize.js';
 import { BudgetTracker } from './budget-tracker.js';
@@ -111,6 +111,12 @@ export interface AgentOptions {
   instructions?: string;
   /** Where task snapshots and run reports go. */
   runStore?: RunStore;
+  /**
+   * How many streamed events (`task.artifact`, `llm.stream`, `task.progress`) a run report lists;
+   * later ones are still folded into its artifacts and final task, and counted in `dropped_events`.
+   * Every other event is always listed. A non-negative integer or `Infinity`. Default 1000.
+   */
+  reportMaxStreamedEvents?: number;
   /** Receives every event of every run as a RunEvent. */
   eventSink?: EventSink;
   /** Agent-level ceiling; a task's `run_context.budget` can only make it stricter. */
@@ -174,6 +180,7 @@ const OPTION_NAMES = optionNames<AgentOptions>({
   llm: true,
   instructions: true,
   runStore: true,
+  reportMaxStreamedEvents: true,
   eventSink: true,
   budget: true,
   verbosity: true,
@@ -269,6 +276,10 @@ export class Agent implements TaskHandler {
     this.llm = options.llm ?? null;
     this.instructions = options.instructions ?? null;
     this.runStore = options.runStore ?? null;
+    const reportMaxStreamedEvents = maxStreamedEventsOf(
+      options.reportMaxStreamedEvents,
+      'reportMaxStreamedEvents',
+    );
     this.eventSink = options.eventSink ?? null;
     this.budget = RunBudget.from(options.budget);
     this.verbosity = options.verbosity ?? 1;
@@ -306,6 +317,7 @@ export class Agent implements TaskHandler {
       verbosity: this.verbosity,
       eventSink: this.eventSink,
       runStore: this.runStore,
+      reportMaxStreamedEvents,
       registry: this.registry,
       logger: this.logger,
       genAiMetrics,

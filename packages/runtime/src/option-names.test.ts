@@ -27,7 +27,7 @@ describe('unknown option names are a ValueError naming the accepted ones', () =>
     ).toBe(
       'Agent does not accept the options "budgets", "onError"; accepted: approvalHandler, approvalStore, authenticator, budget, card, ' +
         'credentials, eventSink, execute, finishedTaskRetentionMs, genAiMetrics, instructions, llm, logger, maxSteps, ' +
-        'onObserverError, outbound, outboundLimit, policy, registry, runStore, streamBufferSize, tools, tracing, transport, verbosity, warningRatio',
+        'onObserverError, outbound, outboundLimit, policy, registry, reportMaxStreamedEvents, runStore, streamBufferSize, tools, tracing, transport, verbosity, warningRatio',
     );
   });
 

@@ -103,6 +103,8 @@ export interface RunHost {
   readonly verbosity: number;
   readonly eventSink: EventSink | null;
   readonly runStore: RunStore | null;
+  /** The recorder's `maxStreamedEvents`: streamed events a run report lists. */
+  readonly reportMaxStreamedEvents: number;
   readonly registry: TaskRegistry;
   delegate(target: string, task: Task, run: TaskRun | null): Promise<Task>;
   reportObserverError(error: unknown, where: string): void;
@@ -152,7 +154,11 @@ export class TaskRun implements ActiveTask {
     this.taskId = task.id;
     // With a run store, the run's events are recorded for its run report.
     this.recorder = host.runStore
-      ? new RunRecorder({ agentName: host.name, context: this.contextData() })
+      ? new RunRecorder({
+          agentName: host.name,
+          context: this.contextData(),
+          maxStreamedEvents: host.reportMaxStreamedEvents,
+        })
       : null;
     this.done = new Promise<Task>((resolve) => {
       this.resolveDone = resolve;
