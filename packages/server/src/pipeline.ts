@@ -141,6 +141,9 @@ export interface ServerPipelineOptions {
   streamStallMs?: number | undefined;
 }
 
+/** The cancel reason of a run stopped because the task store refused its events. */
+const UNRECORDED_REASON = 'the task store refused its events';
+
 /** Default of {@link ServerPipelineOptions.streamStallMs}. */
 export const DEFAULT_STREAM_STALL_MS = 30_000;
 
@@ -705,6 +708,7 @@ export class ServerPipeline {
     const run = this.runCall(call, task.id);
     const ctx = run.context();
     this.cancelableFromElsewhere(live, run);
+    this.stopWhenUnrecorded(live, run);
     const events = new TaskEventStream(task, () => this.handler.handleTaskStreaming(task, ctx), {
       toWire: (error) => this.wireError(error, 'stream_task', call),
       onEnd: () => undefined,
@@ -809,6 +813,20 @@ export class ServerPipeline {
     throw new TaskNotCancelableError(`Task ${taskId} has already finished`, {
       data: { task_id: taskId, state: task.state },
     });
+  }
+
+  /**
+   * A streamed run whose events the store refuses for good (a full or failing store) can no longer be
+   * acknowledged to anyone: it is canceled rather than left to keep producing events that would
+   * pile up in memory with nowhere to go. Its callers get UNAVAILABLE, as for any unrecorded run.
+   */
+  private stopWhenUnrecorded(live: LiveTask, run: ServerCall): void {
+    live.onStoreFailure = () => {
+      live.unpace();
+      this.handler.cancelTask(live.taskId, UNRECORDED_REASON, run.context()).catch(() => {
+        // Finished meanwhile: nothing left to stop.
+      });
+    };
   }
 
   /**

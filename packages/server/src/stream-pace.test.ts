@@ -16,6 +16,7 @@ import {
 } from '@agent/core';
 import { finalStatusEvent } from '@agent/core/internal';
 import { InMemoryRunStore } from '@agent/events';
+import { ResourceExhaustedError, silentLogger } from '@agent/core';
 import { ServerPipeline } from './pipeline.js';
 import type { RequestInfo } from './request.js';
 import { LIVE_TAIL, STREAM_WINDOW } from './task-ledger.js';
@@ -202,5 +203,29 @@ describe('a streamed run and the caller that started it', () => {
     let last: TaskEvent | undefined;
     for (let step = await feed.next(); !step.done; step = await feed.next()) last = step.value;
     expect(last).toMatchObject({ type: 'task.status', state: 'canceled', final: true });
+  });
+
+  it('cancels a run whose events the store refuses for good; its caller gets UNAVAILABLE', async () => {
+    const { handler, produced } = chunky();
+    // A store that takes the first appends, then is full.
+    let appends = 0;
+    const store = new (class extends InMemoryRunStore {
+      override async appendTaskEvents(...args: Parameters<InMemoryRunStore['appendTaskEvents']>) {
+        if (++appends > 3) throw new ResourceExhaustedError('The task store is full');
+        return super.appendTaskEvents(...args);
+      }
+    })();
+    const pipeline = new ServerPipeline({ transport: 'http', handler, store, logger: silentLogger });
+    const t = task();
+    const feed = pipeline.stream(
+      await pipeline.open({ headers: {}, signal: new AbortController().signal }),
+      t,
+    );
+    const outcome = (async () => {
+      for (let step = await feed.next(); !step.done; step = await feed.next());
+    })();
+    await expect(outcome).rejects.toMatchObject({ code: 'UNAVAILABLE', data: { task_id: t.id } });
+    await until(() => pipeline.tasks.size === 0, 'the run ends');
+    expect(produced()).toBeLessThan(CHUNKS);
   });
 });

@@ -58,6 +58,8 @@ export class LiveTask {
    * but not durably recorded, so no caller may be told it finished.
    */
   storeFailure: unknown;
+  /** Told once when the store refuses one of this run's writes for good (the run is then pointless). */
+  onStoreFailure: ((error: unknown) => void) | undefined;
   private ended = false;
   private wakers: (() => void)[] = [];
   private canceler: ((reason: string | undefined) => void) | undefined;
@@ -435,7 +437,10 @@ class TaskWrites {
             continue;
           }
           // Not acknowledged: whoever waits for this run is told the store failed, not that it ended.
-          this.failure ??= error;
+          if (this.failure === undefined) {
+            this.failure = error;
+            this.live.onStoreFailure?.(error);
+          }
           this.depth.failing = true;
           this.report(error, operationOf(write));
           break;
