@@ -19,7 +19,7 @@ export {
   type OperationName,
 } from './request.js';
 export { MAX_TENANT_LENGTH, TENANT_NAME_PATTERN, TENANT_RULE, isTenantName } from './tenant.js';
-export { STREAM_WINDOW } from './task-ledger.js';
+export { LIVE_TAIL, STREAM_WINDOW } from './task-ledger.js';
 export { EventFeed, type FeedSource, type FeedHooks, type FeedOutcome } from './event-feed.js';
 export { RateLimiter, type RateLimitOptions } from './rate-limit.js';
 export {

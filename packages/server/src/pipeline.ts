@@ -133,7 +133,8 @@ export interface ServerPipelineOptions {
   rateLimit?: RateLimitOptions | RateLimiter | undefined;
   /**
    * How long a streamed run waits for the caller that started it to read, once it is
-   * {@link STREAM_WINDOW} events ahead, before that caller's stream is ended with
+   * {@link STREAM_WINDOW} events ahead (until that caller has taken half of them), before that
+   * caller's stream is ended with
    * RESOURCE_EXHAUSTED (`data.limit: "stream_stall"`); the run then goes on without it (its events
    * are recorded, to be read with a subscription from the last sequence that caller got). In ms;
    * default 30000.
@@ -754,7 +755,7 @@ export class ServerPipeline {
     clearTimeout(timer);
     if (!stalled || live.starterCut) return;
     const error = new ResourceExhaustedError(
-      `The stream was ended: its reader took none of the last ${STREAM_WINDOW} events within ${this.streamStallMs} ms. ` +
+      `The stream was ended: its reader took fewer than ${STREAM_WINDOW / 2} of the ${STREAM_WINDOW} events waiting for it within ${this.streamStallMs} ms. ` +
         'The task goes on; subscribe to it to read the rest.',
       { data: { task_id: live.taskId, limit: 'stream_stall', window: STREAM_WINDOW } },
     );
