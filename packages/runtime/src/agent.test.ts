@@ -462,6 +462,25 @@ describe('Agent', () => {
     );
   });
 
+  it('appends a chunk of 200,000 parts, in the task, its stream and its report', async () => {
+    const many = Array.from({ length: 200_000 }, (_, i) => ({ type: 'text' as const, content: `p${i}` }));
+    const store = new InMemoryRunStore();
+    const agent = new Agent({
+      card: { name: 'bulk' },
+      runStore: store,
+      execute: async (_task, run) => {
+        await run.addArtifact(createArtifact('first', { id: 'bulk' }));
+        await run.addArtifact({ ...createArtifact('', { id: 'bulk' }), parts: many }, { append: true });
+      },
+    });
+    const events = await collect(agent.handleTaskStreaming(createTask('x')));
+    const final = (events.at(-1) as unknown as { task: Task }).task;
+    expect(final.artifacts[0].parts).toHaveLength(200_001);
+    expect(final.artifacts[0].parts.at(-1)?.content).toBe('p199999');
+    const runId = (final.metadata.run_context as JsonObject).run_id as string;
+    expect((await store.getRunReport(runId))!.artifacts[0].parts).toHaveLength(200_001);
+  });
+
   it('works with a real SQLite run store file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'runtime-store-'));
     const store = new SqliteRunStore({ path: join(dir, 'runs.db') });

@@ -1,13 +1,24 @@
 import type { CancellationToken } from './cancellation.js';
 
+/** What a push that does not wait returns: one settled promise shared by every such push. */
+export const SETTLED: Promise<void> = Promise.resolve();
+
 /**
  * A bounded single-consumer queue between a run and the stream that yields its events. A full
  * queue makes `push` wait (back-pressure on the run) until the consumer takes an item, the
- * consumer leaves (`detach`), or `unblock` aborts. After `close`, iteration ends once drained.
+ * consumer leaves (`detach`), or the push's token is canceled. After `close`, iteration ends once
+ * drained.
  */
 export class EventQueue<T> implements AsyncIterable<T> {
   private readonly items: T[] = [];
-  private readonly spaceWaiters: (() => void)[] = [];
+  /** Producers waiting for room, oldest first. */
+  private readonly spaceWaiters: { resolve: () => void; token: CancellationToken | undefined }[] = [];
+  /**
+   * One cancel callback per token producers wait with, kept until the queue is done: a producer
+   * ahead of a slow consumer waits on nearly every push, and a callback registered and removed per
+   * wait cost more than the wait itself.
+   */
+  private readonly cancelWatches = new Map<CancellationToken, () => void>();
   private itemWaiter: (() => void) | null = null;
   private closed = false;
   private detached = false;
@@ -22,30 +33,31 @@ export class EventQueue<T> implements AsyncIterable<T> {
   /**
    * Adds an item. With `force` it never waits (the final event must get through even when the
    * consumer is slow). A cancel of `token` stops the wait, not the push: the item stays queued.
+   * Not an async function: a push that does not wait returns {@link SETTLED}, so a caller can tell
+   * it did not wait and no promise is made for it.
    */
-  async push(item: T, options: { force?: boolean; token?: CancellationToken } = {}): Promise<void> {
-    if (this.detached || this.closed) return;
+  push(item: T, options: { force?: boolean; token?: CancellationToken } = {}): Promise<void> {
+    if (this.detached || this.closed) return SETTLED;
     this.items.push(item);
     this.wakeConsumer();
-    if (options.force || this.items.length <= this.capacity) return;
+    if (options.force || this.items.length <= this.capacity) return SETTLED;
     const token = options.token;
-    if (token?.isCancelled) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        off?.();
-        const index = this.spaceWaiters.indexOf(done);
-        if (index >= 0) this.spaceWaiters.splice(index, 1);
-        resolve();
-      };
-      this.spaceWaiters.push(done);
-      // Not canceled (checked above), so `done` cannot run before `off` is set.
-      const off = token?.onCancel(done);
+    if (token?.isCancelled) return SETTLED;
+    // Not canceled (checked above), so the callback cannot run before the waiter is listed.
+    if (token && !this.cancelWatches.has(token))
+      this.cancelWatches.set(
+        token,
+        token.onCancel(() => this.releaseWaitersOf(token)),
+      );
+    return new Promise<void>((resolve) => {
+      this.spaceWaiters.push({ resolve, token });
     });
   }
 
   /** No more items will come. */
   close(): void {
     this.closed = true;
+    if (this.spaceWaiters.length === 0) this.unwatch();
     this.wakeConsumer();
   }
 
@@ -53,7 +65,8 @@ export class EventQueue<T> implements AsyncIterable<T> {
   detach(): void {
     this.detached = true;
     this.items.length = 0;
-    for (const waiter of this.spaceWaiters.splice(0)) waiter();
+    for (const waiter of this.spaceWaiters.splice(0)) waiter.resolve();
+    this.unwatch();
     this.wakeConsumer();
   }
 
@@ -62,7 +75,7 @@ export class EventQueue<T> implements AsyncIterable<T> {
       for (;;) {
         if (this.items.length > 0) {
           const item = this.items.shift() as T;
-          if (this.items.length <= this.capacity) this.spaceWaiters.shift()?.();
+          if (this.items.length <= this.capacity) this.spaceWaiters.shift()?.resolve();
           yield item;
           continue;
         }
@@ -74,6 +87,22 @@ export class EventQueue<T> implements AsyncIterable<T> {
     } finally {
       this.detach();
     }
+  }
+
+  /** A cancel of `token` ends the waits of the pushes made with it; their items stay queued. */
+  private releaseWaitersOf(token: CancellationToken): void {
+    const waiters = this.spaceWaiters;
+    let kept = 0;
+    for (const waiter of waiters) {
+      if (waiter.token === token) waiter.resolve();
+      else waiters[kept++] = waiter;
+    }
+    waiters.length = kept;
+  }
+
+  private unwatch(): void {
+    for (const off of this.cancelWatches.values()) off();
+    this.cancelWatches.clear();
   }
 
   private wakeConsumer(): void {

@@ -35,7 +35,7 @@ import { runTool, type ActionScope } from './authorize.js';
 import type { BudgetTracker } from './budget-tracker.js';
 import { abortError, type CancellationToken } from './cancellation.js';
 import type { Policy } from './capability-policy.js';
-import type { EventQueue } from './event-queue.js';
+import { SETTLED, type EventQueue } from './event-queue.js';
 import { withGenAiSink } from './llm/gen-ai-sink.js';
 import { runInferenceLoop, type InferenceResult } from './llm/inference-loop.js';
 import type { LLM, LLMMessage } from './llm/types.js';
@@ -113,9 +113,6 @@ export interface RunHost {
   /** Also gets each model call's GenAI metrics (the `genAiMetrics` option), or null. */
   readonly genAiMetrics: GenAiMetricsSink | null;
 }
-
-/** What `emit` returns when it has nothing to wait for. */
-const SETTLED: Promise<void> = Promise.resolve();
 
 const LIFECYCLE_EVENTS = new Set(['task.status', 'task.artifact', 'task.progress', 'task.error']);
 
@@ -227,13 +224,19 @@ export class TaskRun implements ActiveTask {
     }
   }
 
-  private async stream(queue: EventQueue<TaskEvent>, event: TaskEvent): Promise<void> {
-    const wasCancelled = this.token.isCancelled;
-    await queue.push(event, { token: this.token });
-    // A cancel that arrived while this emit waited for stream space stops the caller here,
-    // before it goes on to the side effect or model call the event announced.
-    if (!wasCancelled) this.token.raiseIfCancelled();
+  private stream(queue: EventQueue<TaskEvent>, event: TaskEvent): Promise<void> {
+    const pushed = queue.push(event, { token: this.token });
+    // A push that did not wait saw no cancel come meanwhile: nothing to check, no promise to make.
+    // One that waits was made with a token not yet canceled, so any cancel came during the wait.
+    if (pushed === SETTLED) return SETTLED;
+    return pushed.then(this.raiseIfCancelled);
   }
+
+  /**
+   * A cancel that arrived while an emit waited for stream space stops the caller there, before it
+   * goes on to the side effect or model call the event announced. Made once per run.
+   */
+  private readonly raiseIfCancelled = (): void => this.token.raiseIfCancelled();
 
   /** An action scope for this run; `fields` are added to each of its events. */
   scope(fields: JsonObject = {}): ActionScope {
@@ -435,23 +438,32 @@ export class TaskRun implements ActiveTask {
         run.checkOpen();
         return runTool(run.host.tools.require(name), args ?? {}, run.scope());
       },
-      addArtifact: async (artifact, options = {}) => {
-        run.checkOpen();
-        if (!isRecord(artifact) || typeof artifact.id !== 'string' || !Array.isArray(artifact.parts)) {
-          throw new ValueError('addArtifact needs an Artifact (use createArtifact from @agent/core)');
+      // Not async: a run streams an artifact chunk by chunk, and the emit's own promise (shared when
+      // nothing waits) is all a chunk needs.
+      addArtifact: (artifact, options = {}) => {
+        try {
+          run.checkOpen();
+          if (!isRecord(artifact) || typeof artifact.id !== 'string' || !Array.isArray(artifact.parts)) {
+            throw new ValueError('addArtifact needs an Artifact (use createArtifact from @agent/core)');
+          }
+          const index = run.task.artifacts.findIndex((entry) => entry.id === artifact.id);
+          // `append` extends an artifact sent before; without it, the same id replaces the old one.
+          const append = options.append === true && index >= 0;
+          if (append) {
+            const parts = run.task.artifacts[index].parts;
+            // One part at a time: spreading a chunk of very many parts into push overflows the stack.
+            for (const part of jsonClone(artifact.parts)) parts.push(part);
+          } else if (index >= 0) run.task.artifacts[index] = jsonClone(artifact);
+          else run.task.artifacts.push(jsonClone(artifact));
+          return run.emit({
+            type: 'task.artifact',
+            artifact: run.forEvent(artifact),
+            append,
+            last_chunk: options.lastChunk ?? options.append !== true,
+          });
+        } catch (error) {
+          return Promise.reject(error);
         }
-        const index = run.task.artifacts.findIndex((entry) => entry.id === artifact.id);
-        // `append` extends an artifact sent before; without it, the same id replaces the old one.
-        const append = options.append === true && index >= 0;
-        if (append) run.task.artifacts[index].parts.push(...jsonClone(artifact.parts));
-        else if (index >= 0) run.task.artifacts[index] = jsonClone(artifact);
-        else run.task.artifacts.push(jsonClone(artifact));
-        await run.emit({
-          type: 'task.artifact',
-          artifact: run.forEvent(artifact),
-          append,
-          last_chunk: options.lastChunk ?? options.append !== true,
-        });
       },
       addMessage: async (message) => {
         run.checkOpen();

@@ -1,0 +1,72 @@
+import { CancellationToken } from './cancellation.js';
+import { EventQueue, SETTLED } from './event-queue.js';
+
+/** Whether `promise` has settled once pending callbacks ran. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+describe('EventQueue', () => {
+  it('returns the shared settled promise for a push with room, and waits once it is full', async () => {
+    const queue = new EventQueue<number>(2);
+    const token = new CancellationToken();
+    expect(queue.push(1, { token })).toBe(SETTLED);
+    expect(queue.push(2, { token })).toBe(SETTLED);
+    const third = queue.push(3, { token });
+    expect(third).not.toBe(SETTLED);
+    expect(await settled(third)).toBe(false);
+    expect(queue.push(4, { force: true })).toBe(SETTLED);
+    const iterator = queue[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toBe(1);
+    expect(await settled(third)).toBe(false);
+    expect((await iterator.next()).value).toBe(2);
+    expect(await settled(third)).toBe(true);
+    queue.close();
+    expect((await iterator.next()).value).toBe(3);
+    expect((await iterator.next()).value).toBe(4);
+    expect((await iterator.next()).done).toBe(true);
+  });
+
+  it("ends the waits of one token's pushes when it is canceled, keeping their items", async () => {
+    const queue = new EventQueue<string>(1);
+    const canceled = new CancellationToken();
+    const other = new CancellationToken();
+    void queue.push('room', { token: canceled });
+    const first = queue.push('a', { token: canceled });
+    const second = queue.push('b', { token: other });
+    const third = queue.push('c', { token: canceled });
+    canceled.cancel('stop');
+    expect(await settled(first)).toBe(true);
+    expect(await settled(third)).toBe(true);
+    expect(await settled(second)).toBe(false);
+    // A push with a canceled token does not wait; its item is still queued.
+    expect(queue.push('d', { token: canceled })).toBe(SETTLED);
+    queue.close();
+    const items: string[] = [];
+    for await (const item of queue) items.push(item);
+    expect(items).toEqual(['room', 'a', 'b', 'c', 'd']);
+    expect(await settled(second)).toBe(true);
+    // The queue no longer listens: a later cancel of the other token finds nothing to release.
+    other.cancel('late');
+  });
+
+  it('releases every waiting push and drops what is queued when the consumer leaves', async () => {
+    const queue = new EventQueue<number>(1);
+    const token = new CancellationToken();
+    void queue.push(1, { token });
+    const waiting = [queue.push(2, { token }), queue.push(3)];
+    for await (const item of queue) {
+      expect(item).toBe(1);
+      break;
+    }
+    expect(queue.isDetached).toBe(true);
+    for (const wait of waiting) expect(await settled(wait)).toBe(true);
+    expect(queue.push(4, { token })).toBe(SETTLED);
+  });
+});
