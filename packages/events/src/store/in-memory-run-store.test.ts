@@ -1,4 +1,4 @@
-import { createTask, ValueError, type TaskEvent } from '@agent/core';
+import { createTask, ResourceExhaustedError, ValueError, type TaskEvent } from '@agent/core';
 import { RedactionPolicy } from '../redaction.js';
 import { RunRecorder } from '../run-recorder.js';
 import { completedRun, runContext } from '../test-support/fixtures.js';
@@ -42,6 +42,42 @@ describe('InMemoryRunStore bounds', () => {
     expect(await store.getTaskRecord('t49000')).not.toBeNull();
     expect(await store.getTaskRecord('t49999')).not.toBeNull();
     expect(await store.listTaskRecords()).toHaveLength(1000);
+  });
+
+  it('refuses events of running tasks once only running tasks are left to forget, and stays within maxBytes', async () => {
+    const maxBytes = 64 * 1024;
+    const store = new InMemoryRunStore({ maxBytes });
+    await store.saveTaskSnapshot(finished('old', 'x'.repeat(8 * 1024)));
+    await store.saveTaskSnapshot({ ...finished('running', 'go'), state: 'working' });
+    const event = (i: number) => ({
+      type: 'task.progress' as const,
+      task_id: 'running',
+      timestamp: '2026-01-01T00:00:00Z',
+      summary: `${i} ${'z'.repeat(1000)}`,
+    });
+    let appended = 0;
+    let refusal: unknown;
+    for (let i = 0; i < 200 && refusal === undefined; i++) {
+      try {
+        await store.appendTaskEvents(DEFAULT_OWNER, 'running', [event(i)]);
+        appended++;
+      } catch (error) {
+        refusal = error;
+      }
+      expect(store.usage.bytes).toBeLessThanOrEqual(maxBytes);
+    }
+    // The finished task went first, to make room; then the running log was refused, not cut short.
+    expect(await store.getTaskRecord('old')).toBeNull();
+    expect(refusal).toBeInstanceOf(ResourceExhaustedError);
+    expect(refusal).toMatchObject({ data: { task_id: 'running', limit: 'maxBytes', max_bytes: maxBytes } });
+    expect(appended).toBeGreaterThan(40);
+    const kept = await store.listTaskEvents(DEFAULT_OWNER, 'running');
+    expect(kept.map((e) => e.sequence)).toEqual(Array.from({ length: appended }, (_, i) => i + 1));
+    // Once the task is over and another one needs the room, it is forgotten like any finished task.
+    await store.saveTaskSnapshot(finished('running', 'done'));
+    await store.saveTaskSnapshot({ ...finished('next', 'go'), state: 'working' });
+    await store.appendTaskEvents(DEFAULT_OWNER, 'next', [{ ...event(0), task_id: 'next' }]);
+    expect(await store.getTaskRecord('running')).toBeNull();
   });
 
   it('honours maxBytes with large tasks, counting events too', async () => {

@@ -2,7 +2,13 @@
  * A RunStore in process memory: for tests, demos and single-process servers that need no history
  * across restarts. Bounded: finished tasks are evicted by count, size and age.
  */
-import { TaskNotFoundError, UnavailableError, type Task, type TaskEvent } from '@agent/core';
+import {
+  ResourceExhaustedError,
+  TaskNotFoundError,
+  UnavailableError,
+  type Task,
+  type TaskEvent,
+} from '@agent/core';
 import { checkOptionNames, numberOption, optionNames } from '@agent/core/internal';
 import { RedactionPolicy } from '../redaction.js';
 import { RunReport } from '../run-report.js';
@@ -194,22 +200,23 @@ export class InMemoryRunStore implements RunStore {
   }
 
   /**
-   * Evicts while over a bound: the oldest finished tasks first, then the oldest reports; live
-   * entries are never evicted.
+   * Evicts while over a bound (less `room`, the bytes about to be added): the oldest finished tasks
+   * first, then the oldest reports; live entries are never evicted.
    */
-  #evict(): void {
+  #evict(room = 0): void {
+    const limit = this.#maxBytes - room;
     while (this.#reports.size > this.#maxTasks) {
       const oldest = this.#reports.first()!;
       this.#removeReport(oldest.key, oldest.value.bytes);
     }
-    if (this.#tasks.size <= this.#maxTasks && this.#bytes <= this.#maxBytes) return;
+    if (this.#tasks.size <= this.#maxTasks && this.#bytes <= limit) return;
     this.#sortTerminal();
-    while (this.#tasks.size > this.#maxTasks || this.#bytes > this.#maxBytes) {
+    while (this.#tasks.size > this.#maxTasks || this.#bytes > limit) {
       const oldest = this.#terminal.first();
       if (!oldest) break;
       this.#remove(oldest.key, oldest.value);
     }
-    while (this.#bytes > this.#maxBytes) {
+    while (this.#bytes > limit) {
       const oldest = this.#reports.first();
       if (!oldest) break;
       this.#removeReport(oldest.key, oldest.value.bytes);
@@ -312,18 +319,28 @@ export class InMemoryRunStore implements RunStore {
     const texts = eventTextsOf(taskId, events, this.#policy);
     const entry = this.#tasks.get(key);
     if (!entry) throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
+    // Measured as `{"sequence":N,"event":…}`, what a listing reads back.
+    const sizes = texts.map(
+      (text, i) => Buffer.byteLength(text, 'utf8') + 22 + String(entry.events.length + i + 1).length,
+    );
+    const added = sizes.reduce((sum, size) => sum + size, 0);
+    if (this.#bytes + added > this.#maxBytes) {
+      this.#evict(added);
+      // Only running tasks left to forget, and a running task's log is never cut short: refused,
+      // so that the store stays within its bound instead of growing with whatever runs.
+      if (this.#bytes + added > this.#maxBytes || this.#tasks.get(key) !== entry)
+        throw new ResourceExhaustedError('The memory task store is full with the logs of running tasks', {
+          data: { task_id: taskId, limit: 'maxBytes', max_bytes: this.#maxBytes },
+        });
+    }
     const sequences: number[] = [];
     for (const text of texts) {
       entry.events.push(text);
-      const sequence = entry.events.length;
-      // Measured as `{"sequence":N,"event":…}`, what a listing reads back.
-      const size = Buffer.byteLength(text, 'utf8') + 22 + String(sequence).length;
-      entry.eventBytes += size;
-      entry.bytes += size;
-      this.#bytes += size;
-      sequences.push(sequence);
+      sequences.push(entry.events.length);
     }
-    this.#evict();
+    entry.eventBytes += added;
+    entry.bytes += added;
+    this.#bytes += added;
     return sequences;
   }
 
