@@ -161,7 +161,9 @@ export const DEFAULT_CONFIG: ServerConfig = {
   registry: { enabled: false, url: null, apiKey: null },
   log: { level: 'info', format: 'json', requests: true },
   metrics: { enabled: false, token: null },
-  limits: {},
+  // A bound by default: each running task holds memory (its log, with the memory store), and one
+  // client opening hundreds of streams must not be able to take the whole process.
+  limits: { maxConcurrentTasks: 64 },
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 };
@@ -624,7 +626,10 @@ function envRate(env: NodeJS.ProcessEnv, name: string): number | undefined {
 /** The limits, each variable over its file field; a burst needs a rate. */
 function limitsConfig(env: NodeJS.ProcessEnv, file: LimitsConfig): LimitsConfig {
   const limits: LimitsConfig = {};
-  const maxConcurrentTasks = envCount(env, 'AGENT_MAX_CONCURRENT_TASKS') ?? file.maxConcurrentTasks;
+  const maxConcurrentTasks =
+    envCount(env, 'AGENT_MAX_CONCURRENT_TASKS') ??
+    file.maxConcurrentTasks ??
+    DEFAULT_CONFIG.limits.maxConcurrentTasks;
   if (maxConcurrentTasks !== undefined) limits.maxConcurrentTasks = maxConcurrentTasks;
   const perSecond = envRate(env, 'AGENT_RATE_LIMIT_PER_SECOND') ?? file.rateLimit?.perSecond;
   const burst = envCount(env, 'AGENT_RATE_LIMIT_BURST') ?? file.rateLimit?.burst;

@@ -21,13 +21,19 @@ import { openPostgresStores, type LostReplica } from '@agent/store-postgres';
 import { isPostgresStore, type PostgresConfig, type RunStoreLimits } from './config.js';
 
 /**
+ * What the memory store keeps by default: half of the library's default, so that what it retains
+ * and what the running tasks hold stay within the server's documented memory bound together.
+ */
+export const MEMORY_STORE_MAX_BYTES = 128 * 1024 * 1024;
+
+/**
  * The run store `spec` (`memory` or `sqlite:<path>`) names, within `limits`. The server pipeline
  * records every task the agent serves there, so it is also what get, list, subscribe and a
  * resubmitted id read back. A PostgreSQL store is opened with {@link openStores}.
  */
 export function createRunStore(spec: string, limits: RunStoreLimits = {}): RunStore {
   if (isPostgresStore(spec)) throw new ValueError('A PostgreSQL store is opened with openStores');
-  if (spec === 'memory') return new InMemoryRunStore({ ...limits });
+  if (spec === 'memory') return new InMemoryRunStore({ maxBytes: MEMORY_STORE_MAX_BYTES, ...limits });
   if (limits.maxTasks !== undefined || limits.maxBytes !== undefined)
     throw new ValueError('maxTasks and maxBytes bound the memory run store only');
   return new SqliteRunStore({ path: spec.slice('sqlite:'.length), ...retentionOf(limits) });
