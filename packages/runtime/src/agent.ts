@@ -300,7 +300,10 @@ export class Agent implements TaskHandler {
       throw new ValueError('tracing must be a boolean');
     this.tracing = new TaskTracing({ enabled: options.tracing ?? true });
     const genAiMetrics = genAiMetricsOption(options.genAiMetrics);
-    this.registry = new TaskRegistry({ retentionMs: options.finishedTaskRetentionMs });
+    this.registry = new TaskRegistry({
+      retentionMs: options.finishedTaskRetentionMs,
+      keepTasks: this.runStore === null,
+    });
     if (typeof this.warningRatio !== 'number' || !(this.warningRatio >= 0 && this.warningRatio <= 1)) {
       throw new ValueError('warningRatio must be a number between 0 and 1');
     }
@@ -483,7 +486,7 @@ export class Agent implements TaskHandler {
     const owner = taskOwner(ctx);
     const entry = this.registry.get(owner, taskId);
     if (!entry) {
-      if (this.registry.finishedTask(owner, taskId))
+      if (this.registry.finishedState(owner, taskId) !== undefined)
         throw new TaskNotCancelableError(`Task ${taskId} has already finished`, {
           data: { task_id: taskId },
         });

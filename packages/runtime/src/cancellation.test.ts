@@ -1,4 +1,5 @@
 import {
+  createArtifact,
   createTask,
   TaskCanceledError,
   TaskNotCancelableError,
@@ -7,7 +8,8 @@ import {
   type Task,
   type TaskEvent,
 } from '@agent/core';
-import { InMemoryEventSink } from '@agent/events';
+import { InMemoryEventSink, InMemoryRunStore } from '@agent/events';
+import type { TaskRegistry } from './task-registry.js';
 import { Agent } from './agent.js';
 import { approve } from './approvals.js';
 import { raceAbort, sleep } from '@agent/core/internal';
@@ -168,6 +170,27 @@ describe('cancellation', () => {
     const childContext = childTask.metadata.run_context as JsonObject;
     expect(childContext.parent_run_id).toBe((canceled.metadata.run_context as JsonObject).run_id);
     expect(childContext.agent_chain).toEqual(['parent', 'child']);
+  });
+
+  it('with a run store, a finished task is remembered by its state only: the store has the task', async () => {
+    const store = new InMemoryRunStore();
+    const agent = new Agent({
+      card: { name: 'a' },
+      runStore: store,
+      execute: async (_task, run) => {
+        await run.addArtifact(createArtifact('y'.repeat(64 * 1024)));
+      },
+    });
+    const done = await agent.handleTask(createTask('big'));
+    expect(done.state).toBe('completed');
+    const registry = (agent as unknown as { registry: TaskRegistry }).registry;
+    expect(registry.finishedState({ tenant: '', principal_id: 'anonymous' }, done.id)).toBe('completed');
+    expect(registry.finishedTask({ tenant: '', principal_id: 'anonymous' }, done.id)).toBeUndefined();
+    // Still what a caller sees: a late cancel is refused as finished, and the task reads back whole.
+    await expect(agent.cancelTask(done.id)).rejects.toBeInstanceOf(TaskNotCancelableError);
+    expect((await agent.getTask(done.id))?.artifacts[0]?.parts[0]).toMatchObject({
+      content: 'y'.repeat(64 * 1024),
+    });
   });
 
   it('of a finished task is TaskNotCancelableError; of an unknown id TaskNotFoundError', async () => {

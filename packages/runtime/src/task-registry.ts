@@ -1,4 +1,4 @@
-import { TaskAlreadyRunningError, type Task } from '@agent/core';
+import { TaskAlreadyRunningError, type Task, type TaskState } from '@agent/core';
 import type { TaskOwner } from '@agent/events';
 import type { CancellationToken } from './cancellation.js';
 
@@ -30,6 +30,12 @@ export interface TaskRegistryOptions {
   retentionMs?: number;
   /** Upper bound on remembered finished tasks; the oldest are forgotten first. Default 10000. */
   maxFinished?: number;
+  /**
+   * Whether a finished task itself is remembered, or only its final state. Default true. An agent
+   * with a run store keeps only the state: the store has the task, and ten thousand copies of large
+   * tasks (artifacts of megabytes) would take the heap.
+   */
+  keepTasks?: boolean;
   now?: () => number;
 }
 
@@ -39,7 +45,8 @@ export interface TaskRegistryOptions {
  */
 export class TaskRegistry {
   private readonly active = new Map<string, ActiveTask>();
-  private readonly finished = new Map<string, { task: Task; at: number }>();
+  private readonly finished = new Map<string, { task: Task | undefined; state: TaskState; at: number }>();
+  private readonly keepTasks: boolean;
   private readonly retentionMs: number;
   private readonly maxFinished: number;
   private readonly now: () => number;
@@ -48,6 +55,7 @@ export class TaskRegistry {
     this.retentionMs = options.retentionMs ?? 600_000;
     this.maxFinished = options.maxFinished ?? 10_000;
     this.now = options.now ?? Date.now;
+    this.keepTasks = options.keepTasks ?? true;
   }
 
   /** Ids of the running tasks of every owner (an id appears once per owner running it). */
@@ -87,14 +95,20 @@ export class TaskRegistry {
     if (this.maxFinished <= 0 || this.retentionMs <= 0) return;
     const now = this.now();
     this.finished.delete(key);
-    this.finished.set(key, { task, at: now });
+    this.finished.set(key, { task: this.keepTasks ? task : undefined, state: task.state, at: now });
     this.prune(now);
   }
 
-  /** A recently finished task of this owner, or undefined when never seen or forgotten. */
+  /** A recently finished task of this owner, or undefined when never seen, forgotten or not kept. */
   finishedTask(owner: TaskOwner, taskId: string): Task | undefined {
     this.prune();
     return this.finished.get(taskKey(owner, taskId))?.task;
+  }
+
+  /** How a recently finished task of this owner ended, or undefined when never seen or forgotten. */
+  finishedState(owner: TaskOwner, taskId: string): TaskState | undefined {
+    this.prune();
+    return this.finished.get(taskKey(owner, taskId))?.state;
   }
 
   private prune(now = this.now()): void {
