@@ -2,7 +2,8 @@
  * `@agent/events/internal`: plumbing shared by the store backends (the SQLite and in-memory stores
  * here, the PostgreSQL stores of `@agent/store-postgres`): argument checks, row building, page
  * tokens and approval waiters, so every backend applies the same rules and messages; and the live
- * task tracing `@agent/runtime` drives, and the check of the recorder option it passes on. Not part of
+ * task tracing `@agent/runtime` drives, the check of the recorder option it passes on and the way it
+ * records its own events. Not part of
  * the public API and not semver-stable: it may change in any release.
  */
 export {
@@ -70,4 +71,4 @@ export {
   type TaskTracingOptions,
   type WorkTrace,
 } from './telemetry/task-tracing.js';
-export { DEFAULT_MAX_STREAMED_EVENTS, maxStreamedEventsOf } from './run-recorder.js';
+export { DEFAULT_MAX_STREAMED_EVENTS, maxStreamedEventsOf, recordTaskEventOnly } from './run-recorder.js';

@@ -130,13 +130,26 @@ export class ReportFold {
 
   /** Folds one event in; the caller keeps `event`, the fold copies what it keeps of it. */
   add(event: RunEvent): void {
+    this.#add(event, false);
+  }
+
+  /**
+   * Folds in an event the caller hands over: one nobody else holds or changes from now on (built
+   * for the fold alone, e.g. by `RunEvent.fromTaskEvent`). The fold keeps it as it is, so it is not
+   * copied a second time.
+   */
+  adopt(event: RunEvent): void {
+    this.#add(event, true);
+  }
+
+  #add(event: RunEvent, handedOver: boolean): void {
     const listed = !STREAMED_EVENT_TYPES.has(event.type) || this.#streamed++ < this.#maxStreamed;
     if (!listed) {
       this.#dropped += 1;
-      this.#fold(event, false);
+      this.#fold(event, handedOver);
       return;
     }
-    const own = snapshot(event);
+    const own = handedOver ? event : snapshot(event);
     this.#fold(own, true);
     this.#events.push(own);
   }

@@ -2,7 +2,7 @@ import { ValueError, type TaskEvent } from '@agent/core';
 import { InMemoryEventSink } from './event-sink.js';
 import { REDACTED, RedactionPolicy } from './redaction.js';
 import { RunEvent } from './run-event.js';
-import { RunRecorder } from './run-recorder.js';
+import { recordTaskEventOnly, RunRecorder } from './run-recorder.js';
 import { RunReport, type RunReportData } from './run-report.js';
 import { InMemoryRunStore } from './store/in-memory-run-store.js';
 import { action, completedRun, JWT, runContext, tick } from './test-support/fixtures.js';
@@ -321,6 +321,50 @@ describe('RunRecorder maxStreamedEvents', () => {
     // Nor a report built after the changes.
     const later = recorder.toReport().toDict({ redactionPolicy: null });
     expect({ ...later, created_at: report.createdAt }).toEqual(JSON.parse(before));
+  });
+});
+
+describe('recordTaskEventOnly (the runtime keeps no RunEvent)', () => {
+  it('gives the report recordTaskEvent gives, listed and dropped events alike', () => {
+    for (const run of [completedRun(), streamingRun(30)]) {
+      const copied = new RunRecorder({ context: run.context, maxStreamedEvents: 5 });
+      const handedOver = new RunRecorder({ context: run.context, maxStreamedEvents: 5 });
+      for (const event of run.events) copied.recordTaskEvent(event);
+      for (const event of run.events) recordTaskEventOnly(handedOver, event);
+      const a = copied.toReport().toDict({ redactionPolicy: null });
+      const b = handedOver.toReport().toDict({ redactionPolicy: null });
+      expect({ ...b, created_at: a.created_at }).toEqual(a);
+      expect(handedOver.nextSequence).toBe(run.events.length + 1);
+    }
+  });
+
+  it('shares nothing with the task events it was given, or with what the recorder hands out', () => {
+    const { events, context } = streamingRun(30);
+    const recorder = new RunRecorder({ context, maxStreamedEvents: 5 });
+    for (const event of events) recordTaskEventOnly(recorder, event);
+    const report = recorder.toReport();
+    const before = JSON.stringify(report.toDict({ redactionPolicy: null }));
+    for (const event of events as unknown as Record<string, unknown>[]) {
+      const artifact = event.artifact as { parts: { content: string }[] } | undefined;
+      if (artifact) for (const part of artifact.parts) part.content = 'changed';
+      if (event.task) (event.task as { artifacts: unknown[]; state: string }).artifacts.length = 0;
+      if (event.action) (event.action as { name: string }).name = 'changed';
+    }
+    for (const event of recorder.events) {
+      (event.payload as Record<string, unknown>).task_id = 'changed';
+      if (event.action) (event.action as { name: string }).name = 'changed';
+    }
+    expect(JSON.stringify(report.toDict({ redactionPolicy: null }))).toBe(before);
+    const later = recorder.toReport().toDict({ redactionPolicy: null });
+    expect({ ...later, created_at: report.createdAt }).toEqual(JSON.parse(before));
+  });
+
+  it('rejects what recordTaskEvent rejects, without using a sequence number', () => {
+    const recorder = new RunRecorder();
+    expect(() =>
+      recordTaskEventOnly(recorder, { type: 'nope', task_id: 't' } as unknown as TaskEvent),
+    ).toThrow(ValueError);
+    expect(recorder.nextSequence).toBe(1);
   });
 });
 

@@ -29,7 +29,7 @@ import {
   type RunStore,
   type TaskOwner,
 } from '@agent/events';
-import type { TaskTrace } from '@agent/events/internal';
+import { recordTaskEventOnly, type TaskTrace } from '@agent/events/internal';
 import type { ApprovalHandler } from './approvals.js';
 import { runTool, type ActionScope } from './authorize.js';
 import type { BudgetTracker } from './budget-tracker.js';
@@ -387,7 +387,10 @@ export class TaskRun implements ActiveTask {
   private observe(event: TaskEvent): void {
     if (this.recorder) {
       try {
-        this.recorder.recordTaskEvent(event, { context: this.contextData(), agentName: this.host.name });
+        recordTaskEventOnly(this.recorder, event, {
+          context: this.contextData(),
+          agentName: this.host.name,
+        });
       } catch (error) {
         this.host.reportObserverError(error, 'recorder');
       }
