@@ -163,7 +163,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   metrics: { enabled: false, token: null },
   // A bound by default: each running task holds memory (its log, with the memory store), and one
   // client opening hundreds of streams must not be able to take the whole process.
-  limits: { maxConcurrentTasks: 64 },
+  limits: { maxConcurrentTasks: 32 },
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 };

@@ -3,11 +3,11 @@ import { loadConfig, parseConfigFile } from './config.js';
 import { createServerLogger, prettyLine } from './logging.js';
 
 describe('operations settings', () => {
-  it('defaults to JSON logs at info with request lines, no metrics, 64 tasks at once and no rate limit', () => {
+  it('defaults to JSON logs at info with request lines, no metrics, 32 tasks at once and no rate limit', () => {
     const config = loadConfig({});
     expect(config.log).toEqual({ level: 'info', format: 'json', requests: true });
     expect(config.metrics).toEqual({ enabled: false, token: null });
-    expect(config.limits).toEqual({ maxConcurrentTasks: 64 });
+    expect(config.limits).toEqual({ maxConcurrentTasks: 32 });
   });
 
   it('reads every variable', () => {

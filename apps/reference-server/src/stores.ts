@@ -21,10 +21,10 @@ import { openPostgresStores, type LostReplica } from '@agent/store-postgres';
 import { isPostgresStore, type PostgresConfig, type RunStoreLimits } from './config.js';
 
 /**
- * What the memory store keeps by default: half of the library's default, so that what it retains
+ * What the memory store keeps by default: a quarter of the library's default, so that what it retains
  * and what the running tasks hold stay within the server's documented memory bound together.
  */
-export const MEMORY_STORE_MAX_BYTES = 128 * 1024 * 1024;
+export const MEMORY_STORE_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * The run store `spec` (`memory` or `sqlite:<path>`) names, within `limits`. The server pipeline
