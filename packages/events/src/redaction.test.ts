@@ -276,6 +276,11 @@ describe('RedactionPolicy.redactedJson', () => {
     { nested: { run_context: { agent_chain: ['a'], permissions: {}, budget: null } }, at: 1.5e-7 },
     { unicode: 'héllo \u2028 ☃ \ud83d\ude00', quote: 'say "hi"\n' },
     { ssn_like: '123-45-6789' },
+    // A string value's closing quote and a null are written with the key that follows or precedes them.
+    { a: 'x', token: 'masked', b: 'y', c: null, d: 'z', skip: undefined, e: { f: 'g' }, h: 'i' },
+    { first: null, s: 'v', password: null, t: 'w', n: 1, u: 'last' },
+    { only: 'x' },
+    { s: 'x', nested: { t: 'y' }, list: ['a', null, 'b'], end: null },
   ];
 
   it('serializes exactly what the copying walk would, for the default policy and a custom one', () => {
