@@ -29,7 +29,10 @@ export function summaryText(r: FuzzReport): string {
       `  RSS start ${mb(s.rssStartKiB)}, peak ${mb(s.rssPeakKiB)}, after they left ${mb(s.rssAfterKiB)} (${s.rssAfterRatio.toFixed(2)}× start; ${s.rssRecovered ? 'within' : 'NOT within'} 10 %)`,
     );
     out.push(
-      `  healthy echo latency: before p50 ${s.echoBefore.p50} ms / p99 ${s.echoBefore.p99} ms; during p50 ${s.echoDuring.p50} ms / p99 ${s.echoDuring.p99} ms / max ${s.echoDuring.max} ms, ${s.echoDuring.failures} failures of ${s.echoDuring.count}`,
+      `  healthy echo latency: before p50 ${s.echoBefore.p50} ms / p99 ${s.echoBefore.p99} ms; during p50 ${s.echoDuring.p50} ms / p99 ${s.echoDuring.p99} ms / max ${s.echoDuring.max} ms, ${s.echoDuring.failures} failures of ${s.echoDuring.count} (${s.echoDuring.overloaded ?? 0} of them refused as overloaded, 503)`,
+    );
+    out.push(
+      `  /healthz during: p50 ${s.healthzDuring.p50} ms / p99 ${s.healthzDuring.p99} ms / max ${s.healthzDuring.max} ms, ${s.healthzDuring.failures} failures of ${s.healthzDuring.count}`,
     );
     out.push(`  consumers opened: ${JSON.stringify(s.opened)}; server alive: ${s.alive}`);
   }

@@ -7,7 +7,7 @@ import type { ClientReadableStream } from '@grpc/grpc-js';
 import { connect, type Socket } from 'node:net';
 import { echoTask } from '../arbitraries/json-bodies.js';
 import { encodeTask, ld } from '../arbitraries/protobuf.js';
-import { LatencyProbe, sleep, stats, type LatencyStats } from '../healthy-caller.js';
+import { healthzOnce, LatencyProbe, sleep, stats, type LatencyStats } from '../healthy-caller.js';
 import type { FindingLog } from '../oracle.js';
 import type { FuzzOptions, Target } from '../options.js';
 import { ServerUnderTest } from '../server.js';
@@ -30,8 +30,15 @@ export interface SlowSummary {
   echoBefore: LatencyStats;
   echoDuring: LatencyStats;
   echoAfter: LatencyStats;
+  /** `GET /healthz` every 100 ms during the window. */
+  healthzDuring: LatencyStats;
   alive: boolean;
 }
+
+/** The most the server's RSS may reach meanwhile, with its default settings. */
+export const RSS_BOUND_KIB = 512 * 1024;
+/** The most a `/healthz` may take at p99 meanwhile. */
+export const HEALTHZ_P99_BOUND_MS = 50;
 
 interface Consumer {
   close(): void;
@@ -154,6 +161,7 @@ export async function runSlowClients(
       if (rss !== undefined) samples.push(rss);
     }, 1000);
     const probe = new LatencyProbe(server.urls.http, 250, options.hangMs);
+    const health = new LatencyProbe(server.urls.http, 100, options.hangMs, healthzOnce);
     const consumers: Consumer[] = [];
     const opened: Record<string, number> = {};
     const openErrors: string[] = [];
@@ -172,6 +180,7 @@ export async function runSlowClients(
     await sleep(Math.max(0, options.slowSeconds * 1000 - (Date.now() - windowStart)));
     clearInterval(sampler);
     const echoDuring = await probe.stop();
+    const healthzDuring = await health.stop();
     const rssPeak = samples.length > 0 ? Math.max(...samples) : undefined;
     for (const c of consumers) c.close();
     // Give the server time to notice the closed connections and drop what it buffered for them.
@@ -192,11 +201,20 @@ export async function runSlowClients(
         `/healthz unanswered within ${options.hangMs} ms after slow consumers`,
         'process alive',
       );
-    if (echoDuring.failures > 0)
+    const echoFaults = echoDuring.failures - (echoDuring.overloaded ?? 0);
+    if (echoFaults > 0)
       add(
         'resources',
         'healthy echo failed (error or over the hang limit) during slow consumers',
-        `${echoDuring.failures} of ${echoDuring.count}: ${probe.errors.join(' | ')}`,
+        `${echoFaults} of ${echoDuring.count}: ${probe.errors.join(' | ')}`,
+      );
+    if (rssPeak !== undefined && rssPeak > RSS_BOUND_KIB)
+      add('resources', 'RSS over its 512 MB bound during slow consumers', `peak ${rssPeak} KiB`);
+    if (healthzDuring.failures > 0 || healthzDuring.p99 > HEALTHZ_P99_BOUND_MS)
+      add(
+        'resources',
+        `/healthz p99 over ${HEALTHZ_P99_BOUND_MS} ms or failing during slow consumers`,
+        `p50 ${healthzDuring.p50} ms, p99 ${healthzDuring.p99} ms, max ${healthzDuring.max} ms, ${healthzDuring.failures} failed of ${healthzDuring.count}: ${health.errors.join(' | ')}`,
       );
     if (!recovered)
       add(
@@ -225,6 +243,7 @@ export async function runSlowClients(
       echoBefore,
       echoDuring,
       echoAfter: echoAfter.count > 0 ? echoAfter : stats([], 0),
+      healthzDuring,
       alive,
     };
   } finally {
