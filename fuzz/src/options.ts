@@ -25,6 +25,8 @@ export interface FuzzOptions {
   nonReaders: number;
   /** How long the non-readers stay connected, in seconds. */
   slowSeconds: number;
+  /** The store of the slow-consumer mode's server: `memory` (the default) or a fresh SQLite file. */
+  slowStore: 'memory' | 'sqlite';
   /** Run the non-readers of every streaming transport in one window (the smoke run does). */
   slowTogether: boolean;
   /** Slowloris connections per kind. */
@@ -52,6 +54,7 @@ export function defaults(smoke: boolean): Omit<FuzzOptions, 'seed' | 'log'> {
         hangMs: 10_000,
         nonReaders: 20,
         slowSeconds: 10,
+        slowStore: 'memory',
         slowTogether: true,
         slowloris: 10,
         slowlorisSeconds: 5,
@@ -69,6 +72,7 @@ export function defaults(smoke: boolean): Omit<FuzzOptions, 'seed' | 'log'> {
         hangMs: 10_000,
         nonReaders: 200,
         slowSeconds: 60,
+        slowStore: 'memory',
         slowTogether: false,
         slowloris: 50,
         slowlorisSeconds: 100,
@@ -90,6 +94,7 @@ export const USAGE = `pnpm fuzz [-- flags]
   --hang-ms N          an answer or a close must come within N ms (10000)
   --non-readers N      non-reading consumers per streaming transport (full: 200, smoke: 20)
   --slow-seconds N     how long they stay (full: 60, smoke: 10)
+  --slow-store S       the server's store meanwhile: memory (default) or sqlite (a fresh file)
   --slowloris N        slowloris connections per kind (full: 50, smoke: 10)
   --slowloris-seconds N  how long they are watched (full: 100, smoke: 5)
   --kill-rounds N      kill -9 rounds (full: 3, smoke: 1)
@@ -158,6 +163,13 @@ export function parseArgs(argv: string[], log: (line: string) => void): FuzzOpti
       case '--slow-seconds':
         options.slowSeconds = int(next(), flag, 1);
         break;
+      case '--slow-store': {
+        const store = next();
+        if (store !== 'memory' && store !== 'sqlite')
+          throw new Error(`--slow-store takes memory or sqlite, not ${store}`);
+        options.slowStore = store;
+        break;
+      }
       case '--slowloris':
         options.slowloris = int(next(), flag, 0);
         break;

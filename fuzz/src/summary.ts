@@ -24,7 +24,10 @@ export function summaryText(r: FuzzReport): string {
     }
   }
   for (const s of r.slow) {
-    out.push('', `slow consumers (${s.targets.join(', ')}): ${s.consumers} non-readers for ${s.seconds} s`);
+    out.push(
+      '',
+      `slow consumers (${s.targets.join(', ')}, ${s.store} store): ${s.consumers} non-readers for ${s.seconds} s`,
+    );
     out.push(
       `  RSS start ${mb(s.rssStartKiB)}, peak ${mb(s.rssPeakKiB)}, after they left ${mb(s.rssAfterKiB)} (${s.rssAfterRatio.toFixed(2)}× start; ${s.rssRecovered ? 'within' : 'NOT within'} 10 %)`,
     );

@@ -7,6 +7,9 @@ import type { ClientReadableStream } from '@grpc/grpc-js';
 import { connect, type Socket } from 'node:net';
 import { echoTask } from '../arbitraries/json-bodies.js';
 import { encodeTask, ld } from '../arbitraries/protobuf.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { healthzOnce, LatencyProbe, sleep, stats, type LatencyStats } from '../healthy-caller.js';
 import type { FindingLog } from '../oracle.js';
 import type { FuzzOptions, Target } from '../options.js';
@@ -16,6 +19,8 @@ import { encodeFrame, handshake } from '../wire/ws-raw.js';
 
 export interface SlowSummary {
   targets: Target[];
+  /** The server's store meanwhile. */
+  store: 'memory' | 'sqlite';
   consumers: number;
   seconds: number;
   /** Consumers whose stream was opened (request accepted), per transport. */
@@ -145,7 +150,11 @@ export async function runSlowClients(
   options: FuzzOptions,
   findings: FindingLog,
 ): Promise<SlowSummary> {
-  const server = await ServerUnderTest.start();
+  const dir =
+    options.slowStore === 'sqlite' ? mkdtempSync(path.join(tmpdir(), 'agent-fuzz-slow-')) : undefined;
+  const server = await ServerUnderTest.start(
+    dir === undefined ? {} : { AGENT_STORE: `sqlite:${path.join(dir, 'tasks.db')}` },
+  );
   const label = targets.join('+');
   const add = (oracle: 'crash' | 'resources', kind: string, detail: string): void =>
     findings.add({ oracle, kind, target: label, seed: options.seed, detail });
@@ -231,6 +240,7 @@ export async function runSlowClients(
     if (openErrors.length > 0) options.log(`  consumers that could not open: ${openErrors.join(' | ')}`);
     return {
       targets,
+      store: options.slowStore,
       consumers: options.nonReaders * targets.length,
       seconds: options.slowSeconds,
       opened,
@@ -248,5 +258,6 @@ export async function runSlowClients(
     };
   } finally {
     await server.stop();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
