@@ -75,6 +75,18 @@ function globalPattern(pattern: RegExp): RegExp {
 }
 
 /**
+ * `policy.redactedJson(value)` for a value in which the plain-data object `shared` occurs more than
+ * once, e.g. a run report's final task, which is also the task of its final event: the object's
+ * text is written once and repeated wherever it occurs. The text is the same byte for byte.
+ */
+export function redactedJsonSharing(policy: RedactionPolicy, value: unknown, shared: object): string {
+  return sharing(policy, value, shared);
+}
+
+/** Set by RedactionPolicy's static block: {@link redactedJsonSharing} needs the policy's writer. */
+let sharing: (policy: RedactionPolicy, value: unknown, shared: object) => string;
+
+/**
  * Masks secrets in a deep copy of any JSON-like value; the input is never mutated. Keys are kept
  * and their values replaced, so the shape of a report or header map stays readable.
  */
@@ -154,21 +166,39 @@ export class RedactionPolicy {
    * always what one serializer read and masked.
    */
   redactedJson(value: unknown): string {
-    if (typeof value === 'object' && value !== null) {
-      // A getter that serializes again while this call writes takes a piece list of its own.
-      const out = spareText ?? new JsonText();
-      spareText = null;
-      try {
-        this.#container(value, 0, out);
-        return out.text();
-      } catch {
-        // Not plain data (or a getter threw): the replacer path decides, as it always did.
-      } finally {
-        out.clear();
-        spareText = out;
-      }
+    return this.#plainJson(value, null, '') ?? this.#replacerJson(value);
+  }
+
+  static {
+    sharing = (policy, value, shared) => {
+      const sharedText = policy.#plainJson(shared, null, '');
+      if (sharedText === null) return policy.redactedJson(value);
+      return policy.#plainJson(value, shared, sharedText) ?? policy.#replacerJson(value);
+    };
+  }
+
+  /**
+   * The one-pass writer's text of `value`, or null when it is not plain data (the replacer path
+   * then decides). `shared`, met anywhere in `value`, is written as `sharedText`: its text by this
+   * writer.
+   */
+  #plainJson(value: unknown, shared: object | null, sharedText: string): string | null {
+    if (typeof value !== 'object' || value === null) return null;
+    // A getter that serializes again while this call writes takes a piece list of its own.
+    const out = spareText ?? new JsonText();
+    spareText = null;
+    out.shared = shared;
+    out.sharedText = sharedText;
+    try {
+      this.#container(value, 0, out);
+      return out.text();
+    } catch {
+      // Not plain data (or a getter threw).
+      return null;
+    } finally {
+      out.clear();
+      spareText = out;
     }
-    return this.#replacerJson(value);
   }
 
   #replacerJson(value: unknown): string {
@@ -208,6 +238,7 @@ export class RedactionPolicy {
         return;
       case 'object':
         if (value === null) out.push('null');
+        else if (value === out.shared) out.push(out.sharedText);
         else this.#container(value, depth, out);
         return;
       default:
@@ -310,15 +341,15 @@ export class RedactionPolicy {
     if (info === undefined) {
       const head = `${quote(key)}:`;
       info = {
-        open: `{${head}`,
-        next: `,${head}`,
-        afterQuote: `",${head}`,
-        openQuote: `{${head}"`,
-        nextQuote: `,${head}"`,
-        afterQuoteQuote: `",${head}"`,
-        openNull: `{${head}null`,
-        nextNull: `,${head}null`,
-        afterQuoteNull: `",${head}null`,
+        open: flat('{', head, ''),
+        next: flat(',', head, ''),
+        afterQuote: flat('",', head, ''),
+        openQuote: flat('{', head, '"'),
+        nextQuote: flat(',', head, '"'),
+        afterQuoteQuote: flat('",', head, '"'),
+        openNull: flat('{', head, 'null'),
+        nextNull: flat(',', head, 'null'),
+        afterQuoteNull: flat('",', head, 'null'),
         sensitive: this.isSensitiveKey(key),
       };
       if (this.#keyInfo.size >= MAX_DECIDED_KEYS) this.#keyInfo.clear();
@@ -459,6 +490,9 @@ const PIECES_PER_CHUNK = 4096;
  * so measuring its bytes copies nothing.
  */
 class JsonText {
+  /** An object whose text is known: written as `sharedText` wherever it occurs. */
+  shared: object | null = null;
+  sharedText = '';
   /** Keeps its length from text to text: cut to each text's count, it was grown back by the next longer one. */
   readonly #pieces: string[] = [];
   #count = 0;
@@ -475,6 +509,8 @@ class JsonText {
     this.#count = 0;
     this.#chunked = false;
     this.#chunks = null;
+    this.shared = null;
+    this.sharedText = '';
   }
 
   push(piece: string): void {
@@ -502,6 +538,15 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 // What sends a string the long way: a literal of a default inline shape or a character to escape.
 // eslint-disable-next-line no-control-regex -- as above
 const PLAIN_STRING_HINT = /eyJ|Bearer|["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * `before + middle + after` as one flat string. `+` and template literals make a rope (two
+ * pointers) of anything 13 characters or longer, and a cached rope is walked again by every join
+ * that writes it; `join` always makes a flat string.
+ */
+function flat(before: string, middle: string, after: string): string {
+  return [before, middle, after].join('');
+}
 
 /** A string's JSON text: native escaping only when some character needs it. */
 function quote(value: string): string {
