@@ -437,12 +437,13 @@ class TaskWrites {
             continue;
           }
           // Not acknowledged: whoever waits for this run is told the store failed, not that it ended.
+          this.depth.failing = true;
+          // One line per run: its later writes fail the same way and would only repeat it.
           if (this.failure === undefined) {
             this.failure = error;
+            this.report(error, operationOf(write));
             this.live.onStoreFailure?.(error);
           }
-          this.depth.failing = true;
-          this.report(error, operationOf(write));
           break;
         }
       }
