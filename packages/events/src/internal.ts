@@ -2,8 +2,8 @@
  * `@agent/events/internal`: plumbing shared by the store backends (the SQLite and in-memory stores
  * here, the PostgreSQL stores of `@agent/store-postgres`): argument checks, row building, page
  * tokens and approval waiters, so every backend applies the same rules and messages; and the live
- * task tracing `@agent/runtime` drives, the check of the recorder option it passes on and the way it
- * records its own events. Not part of
+ * task tracing `@agent/runtime` drives, the check of the recorder option it passes on, the way it
+ * records its own events and the queue its task registry forgets finished tasks by. Not part of
  * the public API and not semver-stable: it may change in any release.
  */
 export {
@@ -60,6 +60,7 @@ export {
   type StoredApproval,
 } from './approvals/approval-records.js';
 export { approvalKey, DecisionWaiters, type WaitedRequest } from './approvals/decision-waiters.js';
+export { InsertionQueue } from './store/insertion-queue.js';
 export {
   TaskTrace,
   TaskTracing,

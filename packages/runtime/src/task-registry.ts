@@ -1,5 +1,6 @@
 import { TaskAlreadyRunningError, type Task, type TaskState } from '@agent/core';
 import type { TaskOwner } from '@agent/events';
+import { InsertionQueue } from '@agent/events/internal';
 import type { CancellationToken } from './cancellation.js';
 
 /** A delegated child task that a parent cancel should also cancel (best effort). */
@@ -45,7 +46,11 @@ export interface TaskRegistryOptions {
  */
 export class TaskRegistry {
   private readonly active = new Map<string, ActiveTask>();
-  private readonly finished = new Map<string, { task: Task | undefined; state: TaskState; at: number }>();
+  /**
+   * Oldest first. Not a Map: one that forgets from its front leaves a hole per forgotten entry, and
+   * finding the oldest entry walks over all of them, on every finished task.
+   */
+  private readonly finished = new InsertionQueue<string, FinishedTask>();
   private readonly keepTasks: boolean;
   private readonly retentionMs: number;
   private readonly maxFinished: number;
@@ -94,7 +99,7 @@ export class TaskRegistry {
     if (this.active.get(key) === entry) this.active.delete(key);
     if (this.maxFinished <= 0 || this.retentionMs <= 0) return;
     const now = this.now();
-    this.finished.delete(key);
+    // Replaces an earlier entry of the same key and moves it to the end.
     this.finished.set(key, { task: this.keepTasks ? task : undefined, state: task.state, at: now });
     this.prune(now);
   }
@@ -113,12 +118,17 @@ export class TaskRegistry {
 
   private prune(now = this.now()): void {
     const cutoff = now - this.retentionMs;
-    // Map iteration is insertion order, so the oldest entries come first.
-    for (const [key, entry] of this.finished) {
-      if (this.finished.size > this.maxFinished || entry.at < cutoff) this.finished.delete(key);
-      else break;
+    for (let oldest = this.finished.first(); oldest; oldest = this.finished.first()) {
+      if (this.finished.size <= this.maxFinished && oldest.value.at >= cutoff) break;
+      this.finished.delete(oldest.key);
     }
   }
+}
+
+interface FinishedTask {
+  task: Task | undefined;
+  state: TaskState;
+  at: number;
 }
 
 /** One key per (owner, id); JSON keeps a tenant or principal that contains a separator unambiguous. */
