@@ -393,6 +393,42 @@ describe('Agent', () => {
     ]);
   });
 
+  it('the finished task a served caller gets is its own, when the server records the task in the run store', async () => {
+    const store = new InMemoryRunStore();
+    let live: Task | undefined;
+    const agent = new Agent({
+      card: { name: 'served-own' },
+      runStore: store,
+      execute: async (task, run) => {
+        live = task;
+        await run.addMessage(createMessage('the answer', { role: 'agent' }));
+        await run.addArtifact(createArtifact('the artifact'));
+      },
+    });
+    const ctx = {
+      transport: 'http' as const,
+      signal: new AbortController().signal,
+      headers: {},
+      taskStore: store,
+    };
+    const done = await agent.runTask(createTask('x'), ctx);
+    const runId = (done.metadata.run_context as JsonObject).run_id as string;
+    const report = JSON.stringify((await store.getRunReport(runId))!.toDict({ redactionPolicy: null }));
+    const result = JSON.stringify(done);
+    // The run's live task, changed after the run, does not reach the caller's task…
+    live!.messages.at(-1)!.parts[0].content = 'changed by the run';
+    live!.artifacts[0].parts[0].content = 'changed by the run';
+    (live!.metadata.run_context as JsonObject).run_id = 'changed by the run';
+    expect(JSON.stringify(done)).toBe(result);
+    // …nor the caller's changes the live task or the report.
+    const liveNow = JSON.stringify(live);
+    done.messages.at(-1)!.parts[0].content = 'changed by the caller';
+    done.artifacts[0].parts[0].content = 'changed by the caller';
+    done.state = 'failed';
+    expect(JSON.stringify(live)).toBe(liveNow);
+    expect(JSON.stringify((await store.getRunReport(runId))!.toDict({ redactionPolicy: null }))).toBe(report);
+  });
+
   it('the finished task a caller gets is its own: changing it changes nothing the agent answers later', async () => {
     const agent = new Agent({
       card: { name: 'own-result' },

@@ -63,6 +63,11 @@ export class TaskRegistry {
     this.keepTasks = options.keepTasks ?? true;
   }
 
+  /** True when a finished task itself is remembered (the `keepTasks` option), not only its state. */
+  get keepsTasks(): boolean {
+    return this.keepTasks;
+  }
+
   /** Ids of the running tasks of every owner (an id appears once per owner running it). */
   get ids(): string[] {
     return [...this.active.values()].map((entry) => entry.taskId);

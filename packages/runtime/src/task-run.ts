@@ -342,8 +342,17 @@ export class TaskRun implements ActiveTask {
       await this.queue.push(finalEvent, { force: true });
       this.queue.close();
     }
-    // The registry keeps `finalTask` for `getTask`: the caller gets a copy of its own to change.
-    this.resolveDone(jsonClone(finalTask));
+    // The caller gets a task of its own to change: a copy while anything else may hold `finalTask`.
+    this.resolveDone(this.finalTaskHeld ? jsonClone(finalTask) : finalTask);
+  }
+
+  /**
+   * True when something besides the caller may still hold the final task: the registry (for
+   * `getTask`), a stream or a sink (its final event), or a run store given it as a snapshot. The
+   * recorder alone copies what it keeps of the final event.
+   */
+  private get finalTaskHeld(): boolean {
+    return this.host.registry.keepsTasks || !this.onlyRecorded || this.savesSnapshots;
   }
 
   /**
