@@ -402,6 +402,19 @@ describe('RedactionPolicy.redactedJson', () => {
     } finally {
       delete prototype.inherited;
     }
+    // Nor one that a getter adds while the value is written.
+    const polluting = {
+      get first() {
+        prototype.added = 'x';
+        return 1;
+      },
+      nested: { b: 2 },
+    };
+    try {
+      expect(policy.redactedJson(polluting)).toBe('{"first":1,"nested":{"b":2}}');
+    } finally {
+      delete prototype.added;
+    }
   });
 
   it('writes an object met more than once the same way when its text is shared', () => {

@@ -189,8 +189,12 @@ export class RedactionPolicy {
     spareText = null;
     out.shared = shared;
     out.sharedText = sharedText;
+    out.inherited = hasInheritedKeys();
     try {
       this.#container(value, 0, out);
+      // A getter that gave Object.prototype an enumerable property meanwhile: `for…in` may have
+      // written it without the own-key check.
+      if (!out.inherited && hasInheritedKeys()) return null;
       return out.text();
     } catch {
       // Not plain data (or a getter threw).
@@ -302,9 +306,10 @@ export class RedactionPolicy {
     // or `"}`): the cost of the final join is per piece, and these quotes were a fifth of them.
     let quoteOpen = false;
     // `for…in` reads the object's cached key list where `Object.keys` would copy it for every object
-    // written; the own-key check keeps out what a polluted Object.prototype would add.
+    // written. It also lists the enumerable properties of Object.prototype, of which there are none
+    // unless someone added one: only then is every key checked to be the object's own.
     for (const key in record) {
-      if (!Object.hasOwn(record, key)) continue;
+      if (out.inherited && !Object.hasOwn(record, key)) continue;
       const item = record[key];
       const info = this.#keyInfoOf(key);
       if (info.sensitive && item !== null && item !== undefined && item !== '') {
@@ -477,6 +482,11 @@ function skipped(value: unknown): boolean {
   }
 }
 
+/** True when Object.prototype has an enumerable property (someone added one). */
+function hasInheritedKeys(): boolean {
+  return Object.keys(Object.prototype).length > 0;
+}
+
 /** The piece list redactedJson reuses, held while no call is writing. */
 let spareText: JsonText | null = null;
 
@@ -490,6 +500,8 @@ const PIECES_PER_CHUNK = 4096;
  * so measuring its bytes copies nothing.
  */
 class JsonText {
+  /** Object.prototype has an enumerable property, which `for…in` lists on every plain object. */
+  inherited = false;
   /** An object whose text is known: written as `sharedText` wherever it occurs. */
   shared: object | null = null;
   sharedText = '';
