@@ -21,6 +21,20 @@ describe('snapshot', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('copies own keys only, in their order, even when Object.prototype has an enumerable property', () => {
+    const prototype = Object.prototype as Record<string, unknown>;
+    prototype.inherited = 'x';
+    try {
+      const source = { b: 1, 2: 'two', a: { c: [1, { d: 2 }] }, 1: 'one' };
+      const copy = snapshot(source);
+      expect(Object.keys(copy)).toEqual(['1', '2', 'b', 'a']);
+      expect(Object.keys(copy.a.c[1] as object)).toEqual(['d']);
+      expect(Object.hasOwn(copy, 'inherited')).toBe(false);
+    } finally {
+      delete prototype.inherited;
+    }
+  });
+
   it('copies what plain data is not as structuredClone does: dates, maps, cycles, sparse arrays', () => {
     const when = new Date(5);
     const cyclic: Record<string, unknown> = { name: 'loop' };

@@ -52,7 +52,10 @@ function plainCopy(value: unknown, depth: number): unknown {
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return NOT_PLAIN;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
+  // `for…in` reads the object's cached key list where `Object.keys` builds an array per object
+  // copied; the own-key check keeps out what a polluted Object.prototype would add.
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
     const item = plainCopy((value as Record<string, unknown>)[key], depth + 1);
     if (item === NOT_PLAIN) return NOT_PLAIN;
     // Plain assignment of `__proto__` would set the copy's prototype instead of copying the key.
