@@ -179,7 +179,7 @@ export class ReportFold {
       status: this.#finalTask?.state ?? this.#status,
       started_at: this.#startedAt,
       ended_at: this.#endedAt,
-      duration_seconds: secondsBetween(this.#startedAt, this.#endedAt),
+      duration_seconds: secondsBetween(this.#startedMs, this.#endedMs),
       created_at: nowIso(),
       events: [...this.#events],
       dropped_events: this.#dropped,
@@ -257,7 +257,7 @@ export class ReportFold {
 
   /** The earliest and latest timestamps; of equal ones, the first seen starts and the last ends. */
   #stamp(timestamp: string): void {
-    const ms = Date.parse(timestamp);
+    const ms = msOf(timestamp);
     if (!Number.isFinite(ms)) return;
     if (ms < this.#startedMs) {
       this.#startedMs = ms;
@@ -454,10 +454,22 @@ function newActionRecord(actionId: string): ActionRecord {
   };
 }
 
-function secondsBetween(start: string | null, end: string | null): number {
-  if (start === null || end === null) return 0;
-  const ms = Date.parse(end) - Date.parse(start);
+/** Seconds from the first to the last stamp; 0 when none was stamped (both are infinite then). */
+function secondsBetween(startMs: number, endMs: number): number {
+  const ms = endMs - startMs;
   return Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0;
+}
+
+let lastTimestamp = '';
+let lastMs = NaN;
+
+/** `Date.parse(timestamp)`, remembered for the last one: a run's events mostly share a millisecond. */
+function msOf(timestamp: string): number {
+  if (timestamp !== lastTimestamp) {
+    lastMs = Date.parse(timestamp);
+    lastTimestamp = timestamp;
+  }
+  return lastMs;
 }
 
 /**
