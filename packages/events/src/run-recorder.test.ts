@@ -324,6 +324,27 @@ describe('RunRecorder maxStreamedEvents', () => {
   });
 });
 
+describe('RunRecorder timing', () => {
+  const status = (timestamp: unknown, state = 'working'): TaskEvent =>
+    ({ type: 'task.status', task_id: 't', state, final: false, timestamp }) as unknown as TaskEvent;
+
+  it('spans the earliest to the latest timestamp, whatever order and repeats they come in', () => {
+    const times = ['2026-01-01T00:00:01.500Z', '2026-01-01T00:00:00.250Z', '2026-01-01T00:00:01.500Z'];
+    for (let round = 0; round < 2; round++) {
+      const recorder = new RunRecorder();
+      for (const time of times) recorder.recordTaskEvent(status(time));
+      const report = recorder.toReport();
+      expect(report.toDict().started_at).toBe(times[1]);
+      expect(report.toDict().ended_at).toBe(times[0]);
+      expect(report.durationSeconds).toBe(1.25);
+    }
+    const one = new RunRecorder();
+    one.recordTaskEvent(status(times[0]));
+    expect(one.toReport().durationSeconds).toBe(0);
+    expect(new RunRecorder().toReport().durationSeconds).toBe(0);
+  });
+});
+
 describe('recordTaskEventOnly (the runtime keeps no RunEvent)', () => {
   it('gives the report recordTaskEvent gives, listed and dropped events alike', () => {
     for (const run of [completedRun(), streamingRun(30)]) {
