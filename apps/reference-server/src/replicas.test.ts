@@ -38,6 +38,9 @@ async function replicasOn(
     AGENT_AUTH: 'apikey',
     AGENT_API_KEYS: `${ALICE_KEY},${BOB_KEY}`,
     AGENT_APPROVALS: 'store',
+    // The load case sends its 150 tasks at once (50 a replica): above the default task limit, which
+    // this file is not about.
+    AGENT_MAX_CONCURRENT_TASKS: '1000',
     ...extra,
   };
   // The first start applies the schema; the others find it current (they may also race it).
