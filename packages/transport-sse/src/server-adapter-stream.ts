@@ -42,13 +42,13 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-const ABORTED = Symbol('aborted');
+export const ABORTED = Symbol('aborted');
 
 /**
  * Races each `next()` against the request's signal with one abort listener for the whole stream
  * (a listener per event costs throughput). A `next()` left pending settles on its own.
  */
-class AbortWatch {
+export class AbortWatch {
   private wake: ((value: typeof ABORTED) => void) | undefined;
   private readonly onAbort = (): void => this.wake?.(ABORTED);
 
@@ -57,7 +57,11 @@ class AbortWatch {
   }
 
   race<T>(promise: Promise<T>): Promise<T | typeof ABORTED> {
-    if (this.signal.aborted) return Promise.resolve(ABORTED);
+    if (this.signal.aborted) {
+      // Nobody waits for it any more; its failure (the reason the server gave up) must not go unhandled.
+      promise.catch(() => undefined);
+      return Promise.resolve(ABORTED);
+    }
     return new Promise((resolve, reject) => {
       this.wake = resolve;
       promise.then(resolve, reject);
