@@ -72,6 +72,16 @@ function task(): Task {
   return createTask(createMessage('go', { role: 'user' }));
 }
 
+/** A pipeline over {@link chunky} and a memory store, with one task started streaming. */
+async function streamed() {
+  const { handler, produced } = chunky();
+  const store = new InMemoryRunStore();
+  const pipeline = new ServerPipeline({ transport: 'http', handler, store });
+  const call = await pipeline.open({ headers: {}, signal: new AbortController().signal });
+  const t = task();
+  return { pipeline, store, call, t, feed: pipeline.stream(call, t), produced };
+}
+
 describe('a streamed run and the caller that started it', () => {
   it('stops STREAM_WINDOW events ahead of a caller that stops reading, and goes on when it reads', async () => {
     const { handler, produced } = chunky();
@@ -101,12 +111,7 @@ describe('a streamed run and the caller that started it', () => {
   });
 
   it('goes on at its own pace once the caller leaves; a later subscription reads the rest', async () => {
-    const { handler, produced } = chunky();
-    const store = new InMemoryRunStore();
-    const pipeline = new ServerPipeline({ transport: 'http', handler, store });
-    const call = await pipeline.open({ headers: {}, signal: new AbortController().signal });
-    const t = task();
-    const feed = pipeline.stream(call, t);
+    const { pipeline, store, call, t, feed, produced } = await streamed();
     const first = (await feed.next()).value as TaskEvent;
     await until(() => produced() >= STREAM_WINDOW, 'the run fills its window');
     await feed.return();
@@ -187,12 +192,7 @@ describe('a streamed run and the caller that started it', () => {
   });
 
   it('lets a cancel through to a run held back by a caller that stopped reading', async () => {
-    const { handler, produced } = chunky();
-    const store = new InMemoryRunStore();
-    const pipeline = new ServerPipeline({ transport: 'http', handler, store });
-    const call = await pipeline.open({ headers: {}, signal: new AbortController().signal });
-    const t = task();
-    const feed = pipeline.stream(call, t);
+    const { pipeline, store, call, t, feed, produced } = await streamed();
     expect((await feed.next()).done).toBe(false);
     await until(() => produced() >= STREAM_WINDOW, 'the run fills its window');
     await settle();

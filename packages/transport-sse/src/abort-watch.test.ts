@@ -1,30 +1,35 @@
 import { ABORTED, AbortWatch } from './server-adapter-stream.js';
 
+/** Runs `body`, then one more turn, and returns the rejections nobody handled meanwhile. */
+async function unhandledDuring(body: () => Promise<void>): Promise<unknown[]> {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    await body();
+    await new Promise((resolve) => setImmediate(resolve));
+    return unhandled;
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+}
+
 describe('AbortWatch (the SSE stream loop racing each next() against the request)', () => {
   it('a next() that fails after the request was given up on does not go unhandled', async () => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    try {
+    const unhandled = await unhandledDuring(async () => {
       const controller = new AbortController();
       const watch = new AbortWatch(controller.signal);
       controller.abort(new Error('given up'));
       // The feed's next() rejects with the reason the stream was cut off, after the race is decided.
       const next = Promise.reject(new Error('cut off for not reading'));
       await expect(watch.race(next)).resolves.toBe(ABORTED);
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(unhandled).toEqual([]);
       watch.dispose();
-    } finally {
-      process.off('unhandledRejection', onUnhandled);
-    }
+    });
+    expect(unhandled).toEqual([]);
   });
 
   it('an abort while next() is pending resolves the race, and the late failure stays handled', async () => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    try {
+    const unhandled = await unhandledDuring(async () => {
       const controller = new AbortController();
       const watch = new AbortWatch(controller.signal);
       let fail!: (error: Error) => void;
@@ -33,11 +38,8 @@ describe('AbortWatch (the SSE stream loop racing each next() against the request
       controller.abort(new Error('given up'));
       await expect(raced).resolves.toBe(ABORTED);
       fail(new Error('cut off for not reading'));
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(unhandled).toEqual([]);
       watch.dispose();
-    } finally {
-      process.off('unhandledRejection', onUnhandled);
-    }
+    });
+    expect(unhandled).toEqual([]);
   });
 });
