@@ -25,7 +25,8 @@ const OWNER = { tenant: '', principal_id: ANONYMOUS_PRINCIPAL };
 const CHUNKS = Math.max(STREAM_WINDOW, LIVE_TAIL) * 8;
 
 async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  // Bounded at 10 s at least: far above what each wait takes on a busy machine.
+  for (let i = 0; i < 2000 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
   if (!condition()) throw new Error(`gave up waiting: ${what}`);
 }
 
