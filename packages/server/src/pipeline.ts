@@ -538,11 +538,7 @@ export class ServerPipeline {
     return this.track(call, 'cancel_task', async () => {
       const found = await this.tasks.lookup(call.owner, taskId);
       if (!found) throw taskNotFound(taskId);
-      if ('live' in found) {
-        // A run held back by a caller that stopped reading must still reach its canceled end.
-        found.live.unpace();
-        return this.handler.cancelTask(taskId, reason, call.context());
-      }
+      if ('live' in found) return this.cancelLive(found.live, reason, call.context());
       if ('remote' in found) return this.cancelRemote(call, taskId, reason);
       const state = found.record.task.state;
       throw new TaskNotCancelableError(`Task ${taskId} has already finished`, {
@@ -817,14 +813,22 @@ export class ServerPipeline {
   }
 
   /**
+   * Cancels a task running here through its handler. A run held back by a caller that stopped
+   * reading is released first, so it can reach its canceled end.
+   */
+  private cancelLive(live: LiveTask, reason: string | undefined, ctx: CallContext): Promise<Task> {
+    live.unpace();
+    return this.handler.cancelTask(live.taskId, reason, ctx);
+  }
+
+  /**
    * A streamed run whose events the store refuses for good (a full or failing store) can no longer be
    * acknowledged to anyone: it is canceled rather than left to keep producing events that would
    * pile up in memory with nowhere to go. Its callers get UNAVAILABLE, as for any unrecorded run.
    */
   private stopWhenUnrecorded(live: LiveTask, run: ServerCall): void {
     live.onStoreFailure = () => {
-      live.unpace();
-      this.handler.cancelTask(live.taskId, UNRECORDED_REASON, run.context()).catch(() => {
+      this.cancelLive(live, UNRECORDED_REASON, run.context()).catch(() => {
         // Finished meanwhile: nothing left to stop.
       });
     };
@@ -837,8 +841,7 @@ export class ServerPipeline {
   private cancelableFromElsewhere(live: LiveTask, run: ServerCall): void {
     if (!this.tasks.coordination) return;
     live.onCancel((reason) => {
-      live.unpace();
-      this.handler.cancelTask(live.taskId, reason, run.context()).catch(() => {
+      this.cancelLive(live, reason, run.context()).catch(() => {
         // Finished meanwhile: nothing left to cancel.
       });
     });

@@ -342,7 +342,6 @@ export class TaskLedger {
     writes?.snapshot(live.task);
     writes?.release();
     await writes?.idle();
-    if (writes?.failure !== undefined) live.storeFailure = writes.failure;
     const key = taskKey(live.owner, live.taskId);
     if (this.running.get(key) === live) this.running.delete(key);
     live.settle(live.task);
@@ -377,9 +376,6 @@ class TaskWrites {
     private readonly logger: Logger,
     private readonly depth: WriteState,
   ) {}
-
-  /** The first write the store refused even when retried; the run's answer waits on it. */
-  failure: unknown;
 
   private push(write: Write): void {
     this.queue.push(write);
@@ -439,8 +435,8 @@ class TaskWrites {
           // Not acknowledged: whoever waits for this run is told the store failed, not that it ended.
           this.depth.failing = true;
           // One line per run: its later writes fail the same way and would only repeat it.
-          if (this.failure === undefined) {
-            this.failure = error;
+          if (this.live.storeFailure === undefined) {
+            this.live.storeFailure = error;
             this.report(error, operationOf(write));
             this.live.onStoreFailure?.(error);
           }
