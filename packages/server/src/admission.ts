@@ -1,4 +1,5 @@
 import type { ConcurrencyLimit, ReleaseSlot, TransportKind } from '@agent/core';
+import type { CallerTaskLimit } from './caller-limit.js';
 import type { PipelineMetrics } from './metrics/pipeline-metrics.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { ServerCall } from './pipeline.js';
@@ -7,11 +8,24 @@ import type { LiveTask } from './task-ledger.js';
 /** A task run a pipeline started: its slot of `maxConcurrentTasks`, given back when it ends. */
 export interface RunTicket {
   release: ReleaseSlot | undefined;
+  /** Its slot of the caller's share (`maxConcurrentTasksPerCaller`). */
+  releaseCaller: ReleaseSlot | undefined;
+}
+
+/**
+ * Who a limit counts a call against: its principal, or, for an anonymous caller, its address (so
+ * one anonymous caller cannot use up what every anonymous caller shares). The tenant is left out
+ * on purpose: a caller could otherwise multiply its share by naming other tenants.
+ */
+export function callerKeyOf(call: ServerCall): string {
+  const principal = call.security?.principalId;
+  return principal === undefined ? `anonymous@${call.request.remoteAddress ?? ''}` : `principal:${principal}`;
 }
 
 /**
  * What a call and a run must pass before the pipeline does any work for them: the caller's rate
- * limit, and a slot of the concurrent-task limit. Both refuse at once (no queue that could grow).
+ * limit, a slot of the caller's share of runs, and a slot of the concurrent-task limit. All refuse
+ * at once (no queue that could grow).
  */
 export class Admission {
   constructor(
@@ -19,6 +33,7 @@ export class Admission {
     private readonly taskLimit: ConcurrencyLimit | undefined,
     private readonly rateLimiter: RateLimiter | undefined,
     private readonly metrics: PipelineMetrics | undefined,
+    private readonly callerLimit: CallerTaskLimit | undefined,
   ) {}
 
   /**
@@ -26,12 +41,7 @@ export class Admission {
    * address, so one of them cannot use up everybody's tokens.
    */
   admit(call: ServerCall): void {
-    const limiter = this.rateLimiter;
-    if (!limiter) return;
-    const principal = call.security?.principalId;
-    limiter.admit(
-      principal === undefined ? `anonymous@${call.request.remoteAddress ?? ''}` : `principal:${principal}`,
-    );
+    this.rateLimiter?.admit(callerKeyOf(call));
   }
 
   /**
@@ -39,24 +49,36 @@ export class Admission {
    * overloaded server answers without touching the store. (A resubmission is refused too; its
    * caller retries like any other.)
    */
-  refuseWhenFull(): void {
+  refuseWhenFull(call: ServerCall): void {
+    const callers = this.callerLimit;
+    if (callers?.full(callerKeyOf(call))) throw callers.overloaded();
     const limit = this.taskLimit;
     if (limit && limit.available === 0) throw limit.overloaded();
   }
 
-  /** Takes a slot for a run the pipeline is about to start (the overload error when there is none). */
-  startRun(): RunTicket {
-    return { release: this.taskLimit?.acquire() };
+  /**
+   * Takes the slots for a run the pipeline is about to start for `call`'s caller: of its share,
+   * then of the shared limit (the overload error when either has none; nothing is kept then).
+   */
+  startRun(call: ServerCall): RunTicket {
+    const releaseCaller = this.callerLimit?.acquire(callerKeyOf(call));
+    try {
+      return { release: this.taskLimit?.acquire(), releaseCaller };
+    } catch (error) {
+      releaseCaller?.();
+      throw error;
+    }
   }
 
-  /** A slot taken for a run that did not start (the task was running already). */
+  /** Slots taken for a run that did not start (the task was running already). */
   dropRun(ticket: RunTicket): void {
     ticket.release?.();
+    ticket.releaseCaller?.();
   }
 
-  /** A started run ended: its slot goes back, its final state is counted. */
+  /** A started run ended: its slots go back, its final state is counted. */
   endRun(ticket: RunTicket, live: LiveTask): void {
-    ticket.release?.();
+    this.dropRun(ticket);
     this.metrics?.taskFinished(this.transport, live.task.state);
   }
 }

@@ -33,6 +33,12 @@ export { PROMETHEUS_CONTENT_TYPE } from './metrics/exposition.js';
 export type { MeterLike, InstrumentOptions, MetricAttributes } from './metrics/otel.js';
 export { REQUEST_LOG_MESSAGE } from './request-log.js';
 export { TASKS_LIMIT_NAME, concurrencyLimitOption, rateLimiterOption } from './limits.js';
+export {
+  CALLER_TASKS_LIMIT_NAME,
+  CallerTaskLimit,
+  callerLimitOption,
+  type CallerTaskLimitOptions,
+} from './caller-limit.js';
 // The outbound and task limit primitive lives in @agent/core (the runtime uses it too); re-exported here.
 export { ConcurrencyLimit, retryAfterMsOf, type ConcurrencyLimitOptions } from '@agent/core';
 export { TaskLedger, LiveTask, ledgerFor, type TaskLookup } from './task-ledger.js';

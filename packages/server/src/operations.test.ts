@@ -18,6 +18,7 @@ import { finalStatusEvent } from '@agent/core/internal';
 import { PipelineMetrics } from './metrics/pipeline-metrics.js';
 import { ServerPipeline, type ServerPipelineOptions } from './pipeline.js';
 import { RateLimiter } from './rate-limit.js';
+import { CallerTaskLimit } from './caller-limit.js';
 import type { RequestInfo } from './request.js';
 import { parsePrometheusText, sampleValue } from './testing/prometheus-text.js';
 
@@ -211,6 +212,123 @@ describe('maxConcurrentTasks', () => {
       expect(() =>
         pipeline({ handler: plainHandler(), maxConcurrentTasks: maxConcurrentTasks as number }),
       ).toThrow(expect.objectContaining({ code: 'VALUE_ERROR', data: { option: 'maxConcurrentTasks' } }));
+    }
+  });
+});
+
+describe('maxConcurrentTasksPerCaller', () => {
+  it('refuses a caller past its share with UNAVAILABLE while other callers still start tasks, and gives the share back as its runs end', async () => {
+    const gated = gatedHandler();
+    const auth = new APIKeyAuth({
+      validKeys: { 'sk-alice-key-1': [], 'sk-bobby-key-2': [], 'sk-carol-key-3': [] },
+    });
+    const p = pipeline({
+      handler: gated.handler,
+      authenticator: auth,
+      maxConcurrentTasks: 4,
+      maxConcurrentTasksPerCaller: 2,
+    });
+    const alice = request({ 'x-api-key': 'sk-alice-key-1' });
+    const bob = request({ 'x-api-key': 'sk-bobby-key-2' });
+    const first = p.send(await p.open(alice), task());
+    const second = collect(p.stream(await p.open(alice), task()));
+    await until(() => gated.started() === 2);
+
+    const refused = await rejection(p.send(await p.open(alice), task()));
+    expect(refused).toMatchObject({
+      code: 'UNAVAILABLE',
+      httpStatus: 503,
+      data: { retry_after_ms: 1000, limit: 'tasks_per_caller' },
+    });
+    expect(refused.message).toContain('at most 2');
+    const streamRefused = await rejection(p.stream(await p.open(alice), task()).next());
+    expect(streamRefused).toMatchObject({ code: 'UNAVAILABLE', data: { limit: 'tasks_per_caller' } });
+    expect(gated.started()).toBe(2);
+
+    // Another principal is not held back by alice's share.
+    const bobs = [p.send(await p.open(bob), task()), p.send(await p.open(bob), task())];
+    await until(() => gated.started() === 4);
+    // …but the shared limit still bounds everyone.
+    const carol = request({ 'x-api-key': 'sk-carol-key-3' });
+    const full = await rejection(p.send(await p.open(carol), task()));
+    expect(full).toMatchObject({ code: 'UNAVAILABLE', data: { limit: 'tasks' } });
+
+    gated.release();
+    await Promise.all([first, second, ...bobs]);
+    const again = p.send(await p.open(alice), task());
+    await until(() => gated.started() === 5);
+    gated.release();
+    await expect(again).resolves.toMatchObject({ state: 'completed' });
+  });
+
+  it('tells anonymous callers apart by their address', async () => {
+    const gated = gatedHandler();
+    const p = pipeline({ handler: gated.handler, maxConcurrentTasksPerCaller: 1 });
+    const running = p.send(await p.open(request({}, '10.0.0.1')), task());
+    await until(() => gated.started() === 1);
+    const refused = await rejection(p.send(await p.open(request({}, '10.0.0.1')), task()));
+    expect(refused).toMatchObject({ code: 'UNAVAILABLE', data: { limit: 'tasks_per_caller' } });
+    const other = p.send(await p.open(request({}, '10.0.0.2')), task());
+    await until(() => gated.started() === 2);
+    gated.release();
+    await Promise.all([running, other]);
+  });
+
+  it('keeps no slot of a caller whose task the shared limit refused, nor of a resubmitted running id', async () => {
+    const gated = gatedHandler();
+    const callers = new CallerTaskLimit(2);
+    const shared = new ConcurrencyLimit(2, { name: 'tasks' });
+    const p = pipeline({
+      handler: gated.handler,
+      maxConcurrentTasks: shared,
+      maxConcurrentTasksPerCaller: callers,
+    });
+    const t = task();
+    const running = p.send(await p.open(request()), t);
+    await until(() => gated.started() === 1);
+    // The same id again attaches to the run: it takes no slot of its own.
+    const attached = p.send(await p.open(request()), t);
+    const other = p.send(await p.open(request({}, '10.0.0.8')), task());
+    await until(() => gated.started() === 2);
+    expect(callers.active('anonymous@127.0.0.1')).toBe(1);
+    const refused = await rejection(p.send(await p.open(request({}, '10.0.0.9')), task()));
+    expect(refused).toMatchObject({ data: { limit: 'tasks' } });
+    expect(callers.active('anonymous@10.0.0.9')).toBe(0);
+    gated.release();
+    await Promise.all([running, attached, other]);
+    expect(callers.callers).toBe(0);
+    expect(shared.active).toBe(0);
+  });
+
+  it('counts a caller across the pipelines given one CallerTaskLimit', async () => {
+    const gated = gatedHandler();
+    const callers = new CallerTaskLimit(1, { retryAfterMs: 250 });
+    const http = pipeline({ handler: gated.handler, maxConcurrentTasksPerCaller: callers });
+    const grpc = new ServerPipeline({
+      transport: 'grpc',
+      handler: gated.handler,
+      maxConcurrentTasksPerCaller: callers,
+    });
+    grpc.markReady();
+    const running = http.send(await http.open(request()), task());
+    await until(() => gated.started() === 1);
+    const refused = await rejection(grpc.send(await grpc.open(request()), task()));
+    expect(refused).toMatchObject({
+      code: 'UNAVAILABLE',
+      data: { retry_after_ms: 250, limit: 'tasks_per_caller' },
+    });
+    gated.release();
+    await running;
+    expect(callers.callers).toBe(0);
+  });
+
+  it('refuses an invalid maxConcurrentTasksPerCaller with a ValueError naming it', () => {
+    for (const value of [0, 1.5, '3', null]) {
+      expect(() =>
+        pipeline({ handler: plainHandler(), maxConcurrentTasksPerCaller: value as number }),
+      ).toThrow(
+        expect.objectContaining({ code: 'VALUE_ERROR', data: { option: 'maxConcurrentTasksPerCaller' } }),
+      );
     }
   });
 });

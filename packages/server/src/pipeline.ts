@@ -47,6 +47,7 @@ import { parseGetTask, parseList, parseSubscribe, withHistory } from './task-que
 import { ledgerFor, STREAM_WINDOW, unrecordedRun, type LiveTask, type TaskLedger } from './task-ledger.js';
 import { awaitRemoteRun, RemoteFollow } from './remote-task.js';
 import { Admission, type RunTicket } from './admission.js';
+import { type CallerTaskLimit, callerLimitOption } from './caller-limit.js';
 import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
 import type { PipelineMetrics } from './metrics/pipeline-metrics.js';
 import type { RateLimiter, RateLimitOptions } from './rate-limit.js';
@@ -126,6 +127,13 @@ export interface ServerPipelineOptions {
    * bounds them together. Default: no limit.
    */
   maxConcurrentTasks?: number | ConcurrencyLimit | undefined;
+  /**
+   * Most task runs at once of one caller (its principal, or its address when anonymous); past it
+   * its new tasks are refused at once with UNAVAILABLE (`data.limit: "tasks_per_caller"`) while
+   * other callers still get slots of `maxConcurrentTasks`. A CallerTaskLimit shared by several
+   * pipelines counts a caller across them. Default: no limit.
+   */
+  maxConcurrentTasksPerCaller?: number | CallerTaskLimit | undefined;
   /**
    * A token bucket per principal over every operation but cancel: past it, RESOURCE_EXHAUSTED with
    * `data.retry_after_ms`. A RateLimiter shared by several pipelines limits a principal across them.
@@ -251,6 +259,7 @@ export class ServerPipeline {
       concurrencyLimitOption(options.maxConcurrentTasks),
       rateLimiterOption(options.rateLimit),
       metrics,
+      callerLimitOption(options.maxConcurrentTasksPerCaller),
     );
     this.streamStallMs = numberOption('streamStallMs', options.streamStallMs, DEFAULT_STREAM_STALL_MS, {
       min: 1,
@@ -371,7 +380,7 @@ export class ServerPipeline {
       this.admission.admit(call);
       task = readTaskPayload(payload, { strict: this.strict });
       call.taskId = task.id;
-      this.admission.refuseWhenFull();
+      this.admission.refuseWhenFull(call);
     } catch (error) {
       return Promise.reject(this.refuse(error, 'send_task', call));
     }
@@ -386,7 +395,7 @@ export class ServerPipeline {
       const running = found.live;
       return running.result.then((done) => acknowledged(running, done));
     }
-    const ticket = this.admission.startRun();
+    const ticket = this.admission.startRun(call);
     const { live, attached } = this.tasks.begin(call.owner, task);
     if (attached) {
       this.admission.dropRun(ticket);
@@ -407,7 +416,7 @@ export class ServerPipeline {
     try {
       this.refuseNewWork();
       this.admission.admit(call);
-      this.admission.refuseWhenFull();
+      this.admission.refuseWhenFull(call);
       input = readMessage(message, this.strict);
     } catch (error) {
       return Promise.reject(this.refuse(error, 'send_task', call));
@@ -425,7 +434,7 @@ export class ServerPipeline {
     try {
       this.refuseNewWork();
       this.admission.admit(call);
-      this.admission.refuseWhenFull();
+      this.admission.refuseWhenFull(call);
       input = readMessage(message, this.strict);
     } catch (error) {
       return this.rejectedFeed(error, 'stream_task', call);
@@ -456,7 +465,7 @@ export class ServerPipeline {
     }
     const base = (await this.tasks.store.listTaskEvents(call.owner, taskId)).length;
     const task: Task = { ...stored, state: 'submitted', messages: [...stored.messages, message] };
-    const ticket = this.admission.startRun();
+    const ticket = this.admission.startRun(call);
     // Two continuations racing: the second finds the first registered.
     const { live, attached } = this.tasks.begin(call.owner, task, base);
     if (attached) {
@@ -657,7 +666,7 @@ export class ServerPipeline {
       this.admission.admit(call);
       task = readTaskPayload(payload, { strict: this.strict });
       call.taskId = task.id;
-      this.admission.refuseWhenFull();
+      this.admission.refuseWhenFull(call);
     } catch (error) {
       return this.rejectedFeed(error, 'stream_task', call);
     }
@@ -666,7 +675,7 @@ export class ServerPipeline {
       if (found && 'record' in found) return { stored: await this.storedEvents(call.owner, task.id, 0) };
       if (found && 'remote' in found) return { remote: this.followRemote(call.owner, task.id, 0) };
       if (found) return this.follow(call.owner, found.live, 0);
-      const ticket = this.admission.startRun();
+      const ticket = this.admission.startRun(call);
       const { live, attached } = this.tasks.begin(call.owner, task);
       if (attached) this.admission.dropRun(ticket);
       else void this.drive(call, live, task, ticket);

@@ -20,6 +20,7 @@ import { authenticateClient, clientCredentialsFrom, describeClientAuth } from '.
 import { isLocalHost, isValidPort, withPort } from './local-url.js';
 import { ServerPipeline } from './pipeline.js';
 import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
+import { type CallerTaskLimit, callerLimitOption } from './caller-limit.js';
 import { PipelineMetrics } from './metrics/pipeline-metrics.js';
 import type { RateLimiter } from './rate-limit.js';
 import {
@@ -88,6 +89,7 @@ export abstract class TransportBase<
   // Built once here, so a transport stopped and started again keeps counting against the same limits.
   private readonly taskLimit: ConcurrencyLimit | undefined;
   private readonly rateLimiter: RateLimiter | undefined;
+  private readonly callerLimit: CallerTaskLimit | undefined;
   private readonly definition: TransportDefinition;
   private readonly configuredUrl: string;
   private handler: TaskHandler | undefined;
@@ -126,6 +128,7 @@ export abstract class TransportBase<
     this.metrics = options.metrics;
     this.taskLimit = concurrencyLimitOption(options.maxConcurrentTasks);
     this.rateLimiter = rateLimiterOption(options.rateLimit);
+    this.callerLimit = callerLimitOption(options.maxConcurrentTasksPerCaller);
     this.definition = definition;
     this.kind = definition.kind;
     this.options = options;
@@ -191,6 +194,7 @@ export abstract class TransportBase<
       logRequests: this.logRequests,
       metrics: this.metrics,
       maxConcurrentTasks: this.taskLimit,
+      maxConcurrentTasksPerCaller: this.callerLimit,
       rateLimit: this.rateLimiter,
     });
     this.lifecycle = 'starting';

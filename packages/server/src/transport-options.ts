@@ -7,6 +7,7 @@ import { isTenantName, TENANT_RULE } from './tenant.js';
 import { TENANT_HEADER } from './request.js';
 import type { PipelineMetrics } from './metrics/pipeline-metrics.js';
 import type { RateLimiter, RateLimitOptions } from './rate-limit.js';
+import type { CallerTaskLimit } from './caller-limit.js';
 
 /** The options every network transport shares: one lifecycle vocabulary. */
 export interface TransportOptions {
@@ -47,6 +48,14 @@ export interface TransportOptions {
    */
   maxConcurrentTasks?: number | ConcurrencyLimit;
   /**
+   * Server side: most task runs at once of one caller (its principal, or its address when
+   * anonymous), so one caller cannot take every slot of `maxConcurrentTasks`; past it its new tasks
+   * are refused at once with UNAVAILABLE (503, `Retry-After`, `data.limit: "tasks_per_caller"`). A
+   * number counts this transport alone; one CallerTaskLimit given to every transport of a server
+   * counts a caller across them. Default: no limit.
+   */
+  maxConcurrentTasksPerCaller?: number | CallerTaskLimit;
+  /**
    * Server side: a token bucket per principal (`{ perSecond, burst? }`) over every operation but
    * cancel; past it RESOURCE_EXHAUSTED (429, `Retry-After`). One RateLimiter given to every
    * transport of a server limits a principal across them. Default: no limit.
@@ -68,6 +77,7 @@ export const TRANSPORT_OPTION_NAMES: readonly (keyof TransportOptions)[] = [
   'logRequests',
   'metrics',
   'maxConcurrentTasks',
+  'maxConcurrentTasksPerCaller',
   'rateLimit',
 ];
 
