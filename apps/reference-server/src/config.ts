@@ -91,6 +91,13 @@ export interface MetricsConfig {
 export interface LimitsConfig {
   /** Most task runs at once over every transport together; past it UNAVAILABLE (503, Retry-After). */
   maxConcurrentTasks?: number;
+  /**
+   * Most task runs at once of one caller (principal, or address when anonymous) over every
+   * transport together, so one caller cannot hold every slot; past it UNAVAILABLE (503,
+   * `data.limit: "tasks_per_caller"`). Default: half of `maxConcurrentTasks`, rounded up (the
+   * same number turns the share off).
+   */
+  maxConcurrentTasksPerCaller?: number;
   /** A token bucket per principal over every transport together; past it RESOURCE_EXHAUSTED (429, Retry-After). */
   rateLimit?: { perSecond: number; burst?: number };
 }
@@ -259,6 +266,7 @@ const FILE_SCHEMA = {
       additionalProperties: false,
       properties: {
         maxConcurrentTasks: positive,
+        maxConcurrentTasksPerCaller: positive,
         rateLimit: {
           type: 'object',
           additionalProperties: false,
@@ -631,6 +639,9 @@ function limitsConfig(env: NodeJS.ProcessEnv, file: LimitsConfig): LimitsConfig 
     file.maxConcurrentTasks ??
     DEFAULT_CONFIG.limits.maxConcurrentTasks;
   if (maxConcurrentTasks !== undefined) limits.maxConcurrentTasks = maxConcurrentTasks;
+  const perCaller =
+    envCount(env, 'AGENT_MAX_CONCURRENT_TASKS_PER_CALLER') ?? file.maxConcurrentTasksPerCaller;
+  if (perCaller !== undefined) limits.maxConcurrentTasksPerCaller = perCaller;
   const perSecond = envRate(env, 'AGENT_RATE_LIMIT_PER_SECOND') ?? file.rateLimit?.perSecond;
   const burst = envCount(env, 'AGENT_RATE_LIMIT_BURST') ?? file.rateLimit?.burst;
   if (perSecond === undefined) {

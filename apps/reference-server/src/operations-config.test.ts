@@ -18,21 +18,30 @@ describe('operations settings', () => {
       AGENT_METRICS: '1',
       AGENT_METRICS_TOKEN: 'scrape-me',
       AGENT_MAX_CONCURRENT_TASKS: '16',
+      AGENT_MAX_CONCURRENT_TASKS_PER_CALLER: '4',
       AGENT_RATE_LIMIT_PER_SECOND: '2.5',
       AGENT_RATE_LIMIT_BURST: '10',
     });
     expect(config.log).toEqual({ level: 'warn', format: 'pretty', requests: false });
     expect(config.metrics).toEqual({ enabled: true, token: 'scrape-me' });
-    expect(config.limits).toEqual({ maxConcurrentTasks: 16, rateLimit: { perSecond: 2.5, burst: 10 } });
+    expect(config.limits).toEqual({
+      maxConcurrentTasks: 16,
+      maxConcurrentTasksPerCaller: 4,
+      rateLimit: { perSecond: 2.5, burst: 10 },
+    });
   });
 
   it('takes the same settings from the file', () => {
     const file = parseConfigFile({
       log: { level: 'debug', format: 'pretty', requests: false },
       metrics: { enabled: true },
-      limits: { maxConcurrentTasks: 3, rateLimit: { perSecond: 1 } },
+      limits: { maxConcurrentTasks: 3, maxConcurrentTasksPerCaller: 2, rateLimit: { perSecond: 1 } },
     });
-    expect(file.limits).toEqual({ maxConcurrentTasks: 3, rateLimit: { perSecond: 1 } });
+    expect(file.limits).toEqual({
+      maxConcurrentTasks: 3,
+      maxConcurrentTasksPerCaller: 2,
+      rateLimit: { perSecond: 1 },
+    });
     expect(() => parseConfigFile({ limits: { rateLimit: { burst: 2 } } })).toThrow(/perSecond/);
     expect(() => parseConfigFile({ log: { format: 'xml' } })).toThrow(/\/log\/format/);
   });
@@ -42,6 +51,7 @@ describe('operations settings', () => {
       [{ AGENT_LOG_LEVEL: 'loud' }, /AGENT_LOG_LEVEL/],
       [{ AGENT_LOG_FORMAT: 'xml' }, /AGENT_LOG_FORMAT/],
       [{ AGENT_MAX_CONCURRENT_TASKS: '0' }, /AGENT_MAX_CONCURRENT_TASKS/],
+      [{ AGENT_MAX_CONCURRENT_TASKS_PER_CALLER: '0' }, /AGENT_MAX_CONCURRENT_TASKS_PER_CALLER/],
       [{ AGENT_RATE_LIMIT_PER_SECOND: '-1' }, /AGENT_RATE_LIMIT_PER_SECOND/],
       [{ AGENT_RATE_LIMIT_PER_SECOND: '0' }, /AGENT_RATE_LIMIT_PER_SECOND/],
       [{ AGENT_RATE_LIMIT_BURST: '5' }, /AGENT_RATE_LIMIT_BURST .*needs AGENT_RATE_LIMIT_PER_SECOND/],

@@ -190,7 +190,8 @@ describe('request logs carry who, what and how it ended, and never a credential'
 
 describe('limits answer at once, the same way on every wire', () => {
   it('refuses a task over maxConcurrentTasks with 503 UNAVAILABLE and Retry-After (HTTP), UNAVAILABLE and retry-after-ms (gRPC), the same data on SSE and WebSocket', async () => {
-    const { server } = await start({ limits: { maxConcurrentTasks: 1 } });
+    // A share as large as the limit: one caller here reaches the shared limit itself.
+    const { server } = await start({ limits: { maxConcurrentTasks: 1, maxConcurrentTasksPerCaller: 2 } });
     const grpc = new GRPCTransport({ url: server.urls.grpc });
     const sse = new SSETransport({ url: server.urls.sse });
     const ws = new WebSocketTransport({ url: server.urls.ws });
@@ -249,6 +250,66 @@ describe('limits answer at once, the same way on every wire', () => {
       expect(after.status).toBe(200);
     } finally {
       await Promise.all([grpc.stop(), sse.stop(), ws.stop()]);
+      await server.stop();
+    }
+  });
+
+  it("holds one caller to half the task slots by default, over every wire together, while another caller's tasks still run", async () => {
+    const { server } = await start({
+      auth: { ...DEFAULT_CONFIG.auth, mode: 'apikey', apiKeys: ['sk-alice-share-1', 'sk-bobby-share-2'] },
+      limits: { maxConcurrentTasks: 4 },
+    });
+    const alice = { 'x-api-key': 'sk-alice-share-1' };
+    const aliceWs = new WebSocketTransport({
+      url: server.urls.ws,
+      authenticator: server.authenticator!,
+      credentials: 'sk-alice-share-1',
+    });
+    const sleepers = [taskBody('sleep 20000'), taskBody('sleep 20000')];
+    try {
+      const running = [
+        rawRequest(`${server.urls.http}/tasks/`, { headers: alice, body: sleepers[0] }),
+        aliceWs.send(CLIENT_OPERATIONS.send_task, server.urls.ws, sleepers[1]!),
+      ];
+      for (const sleeper of sleepers) {
+        await until(async () => {
+          const read = await rawRequest(`${server.urls.http}/tasks/${sleeper.id}`, { headers: alice });
+          return (read.json as Task | undefined)?.state === 'working';
+        });
+      }
+      const refused = await rawRequest(`${server.urls.http}/tasks/`, {
+        headers: alice,
+        body: taskBody('echo 3'),
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.json).toEqual({
+        error: {
+          code: 'UNAVAILABLE',
+          message: expect.stringContaining('at most 2'),
+          data: { retry_after_ms: 1000, limit: 'tasks_per_caller' },
+        },
+      });
+      const bob = await rawRequest(`${server.urls.http}/tasks/`, {
+        headers: { 'x-api-key': 'sk-bobby-share-2' },
+        body: taskBody('echo bob'),
+      });
+      expect(bob.status).toBe(200);
+      for (const sleeper of sleepers) {
+        const canceled = await rawRequest(`${server.urls.http}/tasks/cancel`, {
+          headers: alice,
+          body: { task_id: sleeper.id },
+        });
+        expect(canceled.status).toBe(200);
+      }
+      await Promise.allSettled(running);
+      const again = await rawRequest(`${server.urls.http}/tasks/`, {
+        headers: alice,
+        body: taskBody('echo 4'),
+      });
+      expect(again.status).toBe(200);
+    } finally {
+      await aliceWs.stop();
       await server.stop();
     }
   });

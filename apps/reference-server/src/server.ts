@@ -12,7 +12,13 @@ import {
 import { A2AServer } from '@agent/a2a';
 import { APIKeyAuth, BasicAuth, BearerTokenAuth, type Authenticator } from '@agent/auth';
 import { Registry } from '@agent/registry';
-import { PipelineMetrics, RateLimiter, TASKS_LIMIT_NAME, type TransportOptions } from '@agent/server';
+import {
+  CallerTaskLimit,
+  PipelineMetrics,
+  RateLimiter,
+  TASKS_LIMIT_NAME,
+  type TransportOptions,
+} from '@agent/server';
 import type { Agent, AgentRegistryOptions } from '@agent/runtime';
 import { approvalRoutes, HTTPTransport } from '@agent/transport-http';
 import { SSETransport } from '@agent/transport-sse';
@@ -126,15 +132,22 @@ export interface StartOptions {
 }
 
 /**
- * What every transport shares: one logger, one metrics registry, and one task limit and rate
- * limiter, so the limits hold for the server as a whole, whichever wire a call arrives on.
+ * What every transport shares: one logger, one metrics registry, and one task limit, per-caller
+ * share and rate limiter, so the limits hold for the server as a whole, whichever wire a call
+ * arrives on.
  */
 function operationsOptions(
   config: ServerConfig,
   logger: Logger,
   metrics: PipelineMetrics | undefined,
-): Pick<TransportOptions, 'logger' | 'logRequests' | 'metrics' | 'maxConcurrentTasks' | 'rateLimit'> {
+): Pick<
+  TransportOptions,
+  'logger' | 'logRequests' | 'metrics' | 'maxConcurrentTasks' | 'maxConcurrentTasksPerCaller' | 'rateLimit'
+> {
   const { maxConcurrentTasks, rateLimit } = config.limits;
+  const maxConcurrentTasksPerCaller =
+    config.limits.maxConcurrentTasksPerCaller ??
+    (maxConcurrentTasks === undefined ? undefined : Math.ceil(maxConcurrentTasks / 2));
   return {
     logger,
     logRequests: config.log.requests,
@@ -142,6 +155,9 @@ function operationsOptions(
     ...(maxConcurrentTasks === undefined
       ? {}
       : { maxConcurrentTasks: new ConcurrencyLimit(maxConcurrentTasks, { name: TASKS_LIMIT_NAME }) }),
+    ...(maxConcurrentTasksPerCaller === undefined
+      ? {}
+      : { maxConcurrentTasksPerCaller: new CallerTaskLimit(maxConcurrentTasksPerCaller) }),
     ...(rateLimit === undefined ? {} : { rateLimit: new RateLimiter(rateLimit) }),
   };
 }
