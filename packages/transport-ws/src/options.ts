@@ -8,7 +8,7 @@ import { numberOption } from '@agent/core/internal';
 export interface WebSocketTransportOptions extends TransportOptions {
   /** Ping period in milliseconds on both sides; a peer that misses one pong is terminated. 0 disables. Default 30 000. */
   pingIntervalMs?: number;
-  /** Server: per-socket send buffer in bytes; producers wait while `bufferedAmount` is above it. Default 1 MiB. */
+  /** Server: per-socket send buffer in bytes; producers wait while `bufferedAmount` is above it. Default 64 KiB. */
   maxBufferedBytes?: number;
   /** Server: concurrent requests one socket may run; more get `UNAVAILABLE` error frames. Default 1024. */
   maxInFlightPerSocket?: number;
@@ -37,7 +37,7 @@ export interface WsSettings {
 
 export const WS_DEFAULTS: WsSettings = {
   pingIntervalMs: 30_000,
-  maxBufferedBytes: 1024 * 1024,
+  maxBufferedBytes: 64 * 1024,
   maxInFlightPerSocket: 1024,
   maxQueuedEvents: 1024,
 };
