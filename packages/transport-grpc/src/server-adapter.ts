@@ -105,7 +105,7 @@ class RpcScope {
     this.request = {
       headers: metadataToHeaders(call.metadata),
       signal: this.controller.signal,
-      remoteAddress: call.getPeer(),
+      remoteAddress: peerAddress(call.getPeer()),
       abort: (reason) => this.abort(reason),
     };
   }
@@ -350,4 +350,13 @@ export class GrpcServerAdapter {
       signal.addEventListener('abort', done, { once: true });
     });
   }
+}
+
+/**
+ * The caller's address without its port, as the other wires give it: grpc-js names the peer
+ * `<address>:<port>` (an IPv6 address unbracketed), and the per-caller limits, which tell anonymous
+ * callers apart by address, would otherwise see every connection as a caller of its own.
+ */
+export function peerAddress(peer: string): string {
+  return peer.replace(/:\d+$/, '');
 }
