@@ -14,6 +14,14 @@ export interface LatencyStats {
 
 let sequence = 0;
 
+/**
+ * The healthy caller is another client than the abusive ones: on Linux it connects from a loopback
+ * address of its own, so the server's per-caller limits (which tell anonymous callers apart by
+ * address) see two clients, as they would on a real network. Elsewhere only 127.0.0.1 may exist.
+ */
+const HEALTHY_ADDRESS: { localAddress?: string } =
+  process.platform === 'linux' ? { localAddress: '127.0.0.2' } : {};
+
 /** One `echo` task over `POST /tasks/` on a fresh connection; resolves with the round trip in ms, or rejects. */
 export function echoOnce(httpUrl: string, timeoutMs: number): Promise<number> {
   const body = JSON.stringify(echoTask(`healthy-${process.pid}-${Date.now()}-${sequence++}`, 'echo healthy'));
@@ -24,6 +32,7 @@ export function echoOnce(httpUrl: string, timeoutMs: number): Promise<number> {
       {
         method: 'POST',
         agent: false,
+        ...HEALTHY_ADDRESS,
         timeout: timeoutMs,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       },
@@ -53,15 +62,19 @@ export class OverloadedError extends Error {}
 export function healthzOnce(httpUrl: string, timeoutMs: number): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = request(`${httpUrl}/healthz`, { agent: false, timeout: timeoutMs }, (res) => {
-      res.resume();
-      res.on('end', () =>
-        res.statusCode === 200
-          ? resolve(performance.now() - started)
-          : reject(new Error(`/healthz answered ${res.statusCode}`)),
-      );
-      res.on('error', reject);
-    });
+    const req = request(
+      `${httpUrl}/healthz`,
+      { agent: false, timeout: timeoutMs, ...HEALTHY_ADDRESS },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(performance.now() - started)
+            : reject(new Error(`/healthz answered ${res.statusCode}`)),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`/healthz took over ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end();

@@ -33,4 +33,4 @@ export {
   MAX_STREAM_CHUNKS,
 } from './demo-agent.js';
 export { createDemoHandler } from './demo-handler.js';
-export { openStores, type ServerStores, type OpenStoresOptions } from './stores.js';
+export { MEMORY_STORE_MAX_BYTES, openStores, type ServerStores, type OpenStoresOptions } from './stores.js';
