@@ -1,6 +1,7 @@
 /**
  * A RunStore in one SQLite file on better-sqlite3 (optional peer, loaded on first use). WAL mode,
- * so readers in other processes see committed writes while one process writes.
+ * so readers in other processes see committed writes while one process writes. Writes are group
+ * committed (see sqlite-group-commit.ts): a write resolves once the batch it went in has committed.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import {
@@ -43,6 +44,7 @@ import type {
   TaskRecord,
   TaskRecordQuery,
 } from './run-store.js';
+import { SqliteGroupCommit } from './sqlite-group-commit.js';
 import {
   checkSqliteOptions,
   DEFAULT_BUSY_TIMEOUT_MS,
@@ -53,6 +55,20 @@ import {
 
 /** How long a write blocks the event loop waiting for another process's lock, by default. */
 const WRITE_BUSY_TIMEOUT_MS = 50;
+
+/**
+ * Most writes committed in one transaction. Past a few dozen a bigger batch saves little, and one
+ * batch is one stretch of the event loop spent in SQLite. (The package does not export it.)
+ */
+export const MAX_BATCH_WRITES = 128;
+
+/** What queued writes are said to touch, so that a read flushes them only when it could see them. */
+const ANY_TASK = 'tasks';
+const ANY_REPORT = 'reports';
+const EVERYTHING = '*';
+const taskKey = (owner: TaskOwner, taskId: string): string =>
+  `t\u0000${owner.tenant}\u0000${owner.principal_id}\u0000${taskId}`;
+const reportKey = (runId: string): string => `r\u0000${runId}`;
 
 /** Bumped with every schema change; a file written by a newer version is refused. */
 export const SQLITE_SCHEMA_VERSION = 2;
@@ -199,6 +215,12 @@ const DELETE_EVENTS_OF = (condition: string) => `
   DELETE FROM task_events WHERE (tenant, principal_id, task_id) IN
     (SELECT tenant, principal_id, task_id FROM task_records WHERE ${condition})`;
 
+/** What a write does once its batch runs, and what it touches (for the reads that must see it). */
+interface PreparedWrite<T> {
+  keys: readonly string[];
+  work: () => T;
+}
+
 /** Opens synchronously, by design; every method is still async so backends stay swappable. */
 export class SqliteRunStore implements RunStore {
   readonly path: string;
@@ -207,10 +229,14 @@ export class SqliteRunStore implements RunStore {
   readonly #retentionMs: number;
   readonly #now: () => number;
   readonly #upsertTask: BetterSqlite3.Statement;
+  readonly #saveTaskIfSameIds: BetterSqlite3.Statement;
   readonly #upsertReport: BetterSqlite3.Statement;
   readonly #getReport: BetterSqlite3.Statement;
   readonly #lastSequence: BetterSqlite3.Statement;
   readonly #insertEvent: BetterSqlite3.Statement;
+  readonly #findTaskRow: BetterSqlite3.Statement;
+  readonly #taskExists: BetterSqlite3.Statement;
+  readonly #writes: SqliteGroupCommit;
   /** Statements built from a query's filters, prepared once per distinct SQL text. */
   readonly #statements = new Map<string, BetterSqlite3.Statement>();
   #closed = false;
@@ -242,6 +268,13 @@ export class SqliteRunStore implements RunStore {
           state = excluded.state, run_id = excluded.run_id, session_id = excluded.session_id,
           trace_id = excluded.trace_id, agent_name = excluded.agent_name, created_at = excluded.created_at,
           updated_at = excluded.updated_at, task = excluded.task`);
+      this.#saveTaskIfSameIds = this.#db.prepare(`
+        INSERT INTO task_records (tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task)
+        VALUES (@tenant, @principal_id, @task_id, @state, @run_id, @session_id, @trace_id, @agent_name, @created_at, @updated_at, @task)
+        ON CONFLICT (tenant, principal_id, task_id) DO UPDATE SET
+          state = excluded.state, updated_at = excluded.updated_at, task = excluded.task
+        WHERE run_id IS excluded.run_id AND session_id IS excluded.session_id AND trace_id IS excluded.trace_id
+          AND agent_name IS excluded.agent_name AND created_at = excluded.created_at`);
       this.#upsertReport = this.#db.prepare(`
         INSERT INTO run_reports (run_id, task_id, session_id, trace_id, agent_name, created_at, report)
         VALUES (@run_id, @task_id, @session_id, @trace_id, @agent_name, @created_at, @report)
@@ -257,6 +290,14 @@ export class SqliteRunStore implements RunStore {
       this.#insertEvent = this.#db.prepare(
         'INSERT INTO task_events (tenant, principal_id, task_id, sequence, event) VALUES (?, ?, ?, ?, ?)',
       );
+      const live = this.#live();
+      const ofTask = `FROM task_records WHERE tenant = ? AND principal_id = ? AND task_id = ?${live.sql === '' ? '' : ` AND ${live.sql}`}`;
+      this.#findTaskRow = this.#db.prepare(`SELECT * ${ofTask}`);
+      this.#taskExists = this.#db.prepare(`SELECT 1 ${ofTask}`).pluck();
+      this.#writes = new SqliteGroupCommit(this.#db, {
+        maxWrites: MAX_BATCH_WRITES,
+        beforeWrites: () => this.#sweep(),
+      });
     } catch (error) {
       this.#db.close();
       throw sqliteError(error, `SqliteRunStore cannot use ${options.path}`);
@@ -333,7 +374,10 @@ export class SqliteRunStore implements RunStore {
     };
   }
 
-  /** Deletes expired finished records and their events; runs inside each write's transaction. */
+  /**
+   * Deletes expired finished records and their events; runs first in each write batch's transaction
+   * (reads hide them meanwhile, so once a batch is as good as once a write).
+   */
   #sweep(): void {
     const cutoff = this.#cutoff();
     if (cutoff === null) return;
@@ -343,38 +387,78 @@ export class SqliteRunStore implements RunStore {
   }
 
   #findTask(owner: TaskOwner, taskId: string): TaskRow | undefined {
-    const filter = where({ ...owner, task_id: taskId }, [...OWNER_COLUMNS, 'task_id'], [this.#live()]);
-    return this.#prepare(`SELECT * FROM task_records ${filter.sql}`).get(...filter.params) as
-      TaskRow | undefined;
+    return this.#byTask(this.#findTaskRow, owner, taskId) as TaskRow | undefined;
   }
 
-  async saveTaskSnapshot(task: Task, options: SaveTaskSnapshotOptions = {}): Promise<void> {
+  /** Runs a statement of {@link #findTaskRow}'s shape: one owner's task, unless expired. */
+  #byTask(statement: BetterSqlite3.Statement, owner: TaskOwner, taskId: string): unknown {
+    const cutoff = this.#cutoff();
+    return cutoff === null
+      ? statement.get(owner.tenant, owner.principal_id, taskId)
+      : statement.get(owner.tenant, owner.principal_id, taskId, cutoff);
+  }
+
+  /**
+   * Saving a task again mostly changes its state, `updated_at` and text. SQLite rewrites the entry
+   * of every index whose column is SET, changed or not, and a run's ids are random keys (a page of
+   * the file each): the first statement inserts a new task, or updates those three columns of one
+   * whose ids are unchanged; only a task whose ids changed takes the second, full upsert.
+   */
+  #saveTask(params: TaskRow): void {
+    if (this.#saveTaskIfSameIds.run(params).changes === 0) this.#upsertTask.run(params);
+  }
+
+  /**
+   * Checks and encodes a write now, in its caller's call, so bad input rejects that caller alone,
+   * and queues its statements for the next batch. Resolves once that batch has committed.
+   */
+  async #write<T>(context: string, prepare: () => PreparedWrite<T>): Promise<T> {
     this.#open();
+    let write: PreparedWrite<T>;
     try {
+      write = prepare();
+    } catch (error) {
+      throw sqliteError(error, context);
+    }
+    return this.#writes.enqueue(context, write.keys, write.work);
+  }
+
+  /** A read sees every write made before it: the queued ones it could see are committed first. */
+  #commitBefore(key: string): void {
+    if (this.#writes.touches(key) || this.#writes.touches(EVERYTHING)) this.#writes.flush();
+  }
+
+  saveTaskSnapshot(task: Task, options: SaveTaskSnapshotOptions = {}): Promise<void> {
+    return this.#write('SqliteRunStore.saveTaskSnapshot', () => {
       const row = taskRowOf(task, options, this.#policy, this.#now);
-      this.#db.transaction(() => {
-        this.#sweep();
-        this.#upsertTask.run({ ...row.columns, task: row.task });
-      })();
-    } catch (error) {
-      throw sqliteError(error, 'SqliteRunStore.saveTaskSnapshot');
-    }
+      const params = { ...row.columns, task: row.task };
+      return {
+        keys: [taskKey(row.columns, row.columns.task_id), ANY_TASK],
+        work: () => this.#saveTask(params),
+      };
+    });
   }
 
-  async saveRunReport(report: RunReport): Promise<void> {
-    this.#open();
-    try {
+  saveRunReport(report: RunReport): Promise<void> {
+    return this.#write('SqliteRunStore.saveRunReport', () => {
       const row = reportTextRowOf(report, this.#policy);
-      this.#upsertReport.run({ ...row.columns, report: row.report });
-    } catch (error) {
-      throw sqliteError(error, 'SqliteRunStore.saveRunReport');
-    }
+      const params = { ...row.columns, report: row.report };
+      return {
+        keys: [reportKey(row.columns.run_id), ANY_REPORT],
+        work: () => {
+          this.#upsertReport.run(params);
+        },
+      };
+    });
   }
 
   async getTaskRecord(taskId: string, owner?: TaskOwner): Promise<TaskRecord | null> {
     this.#open();
     try {
-      const row = this.#findTask(ownerOf(owner), checkId(taskId, 'taskId'));
+      const who = ownerOf(owner);
+      const id = checkId(taskId, 'taskId');
+      this.#commitBefore(taskKey(who, id));
+      const row = this.#findTask(who, id);
       return row ? parseTaskRow(row) : null;
     } catch (error) {
       throw sqliteError(error, 'SqliteRunStore.getTaskRecord');
@@ -385,6 +469,7 @@ export class SqliteRunStore implements RunStore {
     this.#open();
     try {
       const { owner, ...q } = taskQueryOf(query);
+      this.#commitBefore(ANY_TASK);
       const filter = where(
         { ...owner, ...q },
         [...OWNER_COLUMNS, 'session_id', 'state', 'run_id', 'trace_id', 'agent_name'],
@@ -403,6 +488,7 @@ export class SqliteRunStore implements RunStore {
     this.#open();
     try {
       const q = pageQueryOf(query);
+      this.#commitBefore(ANY_TASK);
       const after = q.after
         ? {
             sql: '(updated_at < ? OR (updated_at = ? AND task_id > ?))',
@@ -428,59 +514,63 @@ export class SqliteRunStore implements RunStore {
     }
   }
 
-  async appendTaskEvents(owner: TaskOwner, taskId: string, events: TaskEvent[]): Promise<number[]> {
-    this.#open();
-    try {
+  appendTaskEvents(owner: TaskOwner, taskId: string, events: TaskEvent[]): Promise<number[]> {
+    return this.#write('SqliteRunStore.appendTaskEvents', () => {
       const who = ownerOf(owner);
       checkId(taskId, 'taskId');
       const texts = eventTextsOf(taskId, events, this.#policy);
-      // IMMEDIATE: the last sequence is read under the write lock, so two writers cannot both take it.
-      return this.#db
-        .transaction(() => {
-          this.#sweep();
-          if (!this.#findTask(who, taskId))
+      return {
+        keys: [taskKey(who, taskId)],
+        work: () => {
+          if (this.#byTask(this.#taskExists, who, taskId) === undefined)
             throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
-          const last = this.#lastSequence.get(who.tenant, who.principal_id, taskId) as number;
-          return texts.map((text, index) => {
-            const sequence = last + index + 1;
-            this.#insertEvent.run(who.tenant, who.principal_id, taskId, sequence, text);
-            return sequence;
-          });
-        })
-        .immediate();
-    } catch (error) {
-      throw sqliteError(error, 'SqliteRunStore.appendTaskEvents');
-    }
+          return this.#insertEvents(who, taskId, texts);
+        },
+      };
+    });
   }
 
-  async finishInterruptedTasks(error: AgentError): Promise<TaskRecord[]> {
-    this.#open();
-    if (!(error instanceof AgentError)) throw new ValueError('finishInterruptedTasks needs an AgentError');
-    try {
-      // One IMMEDIATE transaction: no other writer sees a task half finished, and a second process
-      // doing the same at once finds nothing left to finish.
-      return this.#db
-        .transaction(() => {
-          const rows = this.#prepare(
-            "SELECT * FROM task_records WHERE state IN ('submitted', 'working') ORDER BY updated_at ASC, task_id ASC",
-          ).all() as TaskRow[];
-          return rows.map((row) => {
-            const record = parseTaskRow(row);
-            const owner = { tenant: record.tenant, principal_id: record.principal_id };
-            const [errorEvent, finalEvent] = failedEnding(record.task, error);
-            const last = this.#lastSequence.get(owner.tenant, owner.principal_id, record.task_id) as number;
-            eventTextsOf(record.task_id, [errorEvent, finalEvent], this.#policy).forEach((text, index) =>
-              this.#insertEvent.run(owner.tenant, owner.principal_id, record.task_id, last + index + 1, text),
-            );
-            const snapshot = taskRowOf(finalEvent.task!, { owner }, this.#policy, this.#now);
-            this.#upsertTask.run({ ...snapshot.columns, task: snapshot.task });
-            return parseTaskRow(this.#findTask(owner, record.task_id)!);
-          });
-        })
-        .immediate();
-    } catch (failure) {
-      throw sqliteError(failure, 'SqliteRunStore.finishInterruptedTasks');
-    }
+  /**
+   * Numbers the events after the log's last one. Only inside a batch: its transaction holds the
+   * write lock (IMMEDIATE), so no two writers, in this process or another, take the same sequence.
+   */
+  #insertEvents(who: TaskOwner, taskId: string, texts: readonly string[]): number[] {
+    const last = this.#lastSequence.get(who.tenant, who.principal_id, taskId) as number;
+    return texts.map((text, index) => {
+      const sequence = last + index + 1;
+      this.#insertEvent.run(who.tenant, who.principal_id, taskId, sequence, text);
+      return sequence;
+    });
+  }
+
+  finishInterruptedTasks(error: AgentError): Promise<TaskRecord[]> {
+    return this.#write('SqliteRunStore.finishInterruptedTasks', () => {
+      if (!(error instanceof AgentError)) throw new ValueError('finishInterruptedTasks needs an AgentError');
+      return { keys: [EVERYTHING], work: () => this.#finishInterrupted(error) };
+    });
+  }
+
+  /**
+   * One write, so one transaction under the write lock: no other writer sees a task half finished,
+   * and a second process doing the same at once finds nothing left to finish.
+   */
+  #finishInterrupted(error: AgentError): TaskRecord[] {
+    const rows = this.#prepare(
+      "SELECT * FROM task_records WHERE state IN ('submitted', 'working') ORDER BY updated_at ASC, task_id ASC",
+    ).all() as TaskRow[];
+    return rows.map((row) => {
+      const record = parseTaskRow(row);
+      const owner = { tenant: record.tenant, principal_id: record.principal_id };
+      const [errorEvent, finalEvent] = failedEnding(record.task, error);
+      this.#insertEvents(
+        owner,
+        record.task_id,
+        eventTextsOf(record.task_id, [errorEvent, finalEvent], this.#policy),
+      );
+      const snapshot = taskRowOf(finalEvent.task!, { owner }, this.#policy, this.#now);
+      this.#saveTask({ ...snapshot.columns, task: snapshot.task });
+      return parseTaskRow(this.#findTask(owner, record.task_id)!);
+    });
   }
 
   async listTaskEvents(owner: TaskOwner, taskId: string, query?: TaskEventQuery): Promise<StoredTaskEvent[]> {
@@ -489,6 +579,7 @@ export class SqliteRunStore implements RunStore {
       const who = ownerOf(owner);
       checkId(taskId, 'taskId');
       const q = eventQueryOf(query);
+      this.#commitBefore(taskKey(who, taskId));
       const live = this.#live('r.');
       const visible =
         live.sql === ''
@@ -512,7 +603,9 @@ export class SqliteRunStore implements RunStore {
   async getRunReport(runId: string): Promise<RunReport | null> {
     this.#open();
     try {
-      const row = this.#getReport.get(checkId(runId, 'runId')) as { report: string } | undefined;
+      const id = checkId(runId, 'runId');
+      this.#commitBefore(reportKey(id));
+      const row = this.#getReport.get(id) as { report: string } | undefined;
       return row ? RunReport.fromDict(JSON.parse(row.report)) : null;
     } catch (error) {
       throw sqliteError(error, 'SqliteRunStore.getRunReport');
@@ -523,6 +616,7 @@ export class SqliteRunStore implements RunStore {
     this.#open();
     try {
       const q = reportQueryOf(query);
+      this.#commitBefore(ANY_REPORT);
       const filter = where(q as Record<string, Param | undefined>, [
         'session_id',
         'trace_id',
@@ -538,23 +632,25 @@ export class SqliteRunStore implements RunStore {
     }
   }
 
-  async deleteBefore(isoTimestamp: string): Promise<number> {
-    this.#open();
-    try {
+  deleteBefore(isoTimestamp: string): Promise<number> {
+    return this.#write('SqliteRunStore.deleteBefore', () => {
       const cutoff = normalizeTimestamp(isoTimestamp, 'deleteBefore timestamp');
-      return this.#db.transaction(() => {
-        this.#prepare(DELETE_EVENTS_OF('updated_at < ?')).run(cutoff);
-        const tasks = this.#prepare('DELETE FROM task_records WHERE updated_at < ?').run(cutoff).changes;
-        const reports = this.#prepare('DELETE FROM run_reports WHERE created_at < ?').run(cutoff).changes;
-        return tasks + reports;
-      })();
-    } catch (error) {
-      throw sqliteError(error, 'SqliteRunStore.deleteBefore');
-    }
+      return {
+        keys: [EVERYTHING],
+        work: () => {
+          this.#prepare(DELETE_EVENTS_OF('updated_at < ?')).run(cutoff);
+          const tasks = this.#prepare('DELETE FROM task_records WHERE updated_at < ?').run(cutoff).changes;
+          const reports = this.#prepare('DELETE FROM run_reports WHERE created_at < ?').run(cutoff).changes;
+          return tasks + reports;
+        },
+      };
+    });
   }
 
+  /** Commits (or fails) the writes still queued, then closes the file. */
   close(): void {
     if (this.#closed) return;
+    this.#writes.flush();
     this.#closed = true;
     this.#db.close();
   }
