@@ -34,3 +34,4 @@ export {
 } from './demo-agent.js';
 export { createDemoHandler } from './demo-handler.js';
 export { MEMORY_STORE_MAX_BYTES, openStores, type ServerStores, type OpenStoresOptions } from './stores.js';
+export { PROCESS_ENV, withProcessEnv } from './process-env.js';
