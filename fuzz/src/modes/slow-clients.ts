@@ -28,7 +28,11 @@ export interface SlowSummary {
   opened: Record<string, number>;
   rssStartKiB: number | undefined;
   rssPeakKiB: number | undefined;
+  /** RSS `settleSeconds` after they left. */
   rssAfterKiB: number | undefined;
+  /** RSS 10 s after they left, when the full run waits longer. */
+  rssAfter10sKiB: number | undefined;
+  settleSeconds: number;
   rssAfterRatio: number;
   /**
    * What the store may keep in memory of the tasks the consumers started: the memory store's byte
@@ -201,9 +205,17 @@ export async function runSlowClients(
     const rssPeak = samples.length > 0 ? Math.max(...samples) : undefined;
     for (const c of consumers) c.close();
     // Give the server time to notice the closed connections and drop what it buffered for them.
-    const settleMs = options.smoke ? 3000 : 10_000;
+    // Their runs go on when they leave (released from back-pressure, at full speed): the figure is
+    // taken once those have had time to finish and be stored, 30 s in a full run, and 10 s in is
+    // reported beside it.
+    const settleMs = options.smoke ? 3000 : 30_000;
     const after = new LatencyProbe(server.urls.http, 250, options.hangMs);
-    await sleep(settleMs);
+    let rssAfter10s: number | undefined;
+    if (settleMs > 10_000) {
+      await sleep(10_000);
+      rssAfter10s = server.rssKiB();
+      await sleep(settleMs - 10_000);
+    } else await sleep(settleMs);
     const echoAfter = await after.stop();
     const rssAfter = server.rssKiB();
     const ratio = rssStart && rssAfter ? rssAfter / rssStart : 0;
@@ -260,6 +272,8 @@ export async function runSlowClients(
       rssStartKiB: rssStart,
       rssPeakKiB: rssPeak,
       rssAfterKiB: rssAfter,
+      rssAfter10sKiB: rssAfter10s,
+      settleSeconds: settleMs / 1000,
       rssAfterRatio: ratio,
       storeAllowanceKiB: allowanceKiB,
       rssAfterBeyondStoreRatio: beyondStore,

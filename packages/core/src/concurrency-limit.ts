@@ -15,6 +15,15 @@ export interface ConcurrencyLimitOptions {
 
 export const DEFAULT_RETRY_AFTER_MS = 1000;
 
+/** Reads a limit's `retryAfterMs` option: a whole number of ms from 0, DEFAULT_RETRY_AFTER_MS when absent. */
+export function retryAfterMsOption(owner: string, value: number | undefined): number {
+  const retryAfterMs = value ?? DEFAULT_RETRY_AFTER_MS;
+  if (!Number.isSafeInteger(retryAfterMs) || retryAfterMs < 0) {
+    throw new ValueError(`${owner} retryAfterMs must be a whole number of ms, got ${String(retryAfterMs)}`);
+  }
+  return retryAfterMs;
+}
+
 /**
  * At most `max` things at once, and never a queue: a caller over the limit is refused at once with
  * UNAVAILABLE (503) carrying `data.retry_after_ms`. A queue in front of a saturated server only
@@ -32,14 +41,8 @@ export class ConcurrencyLimit {
     if (!Number.isSafeInteger(max) || max < 1) {
       throw new ValueError(`ConcurrencyLimit needs a whole number max from 1, got ${String(max)}`);
     }
-    const retryAfterMs = options.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
-    if (!Number.isSafeInteger(retryAfterMs) || retryAfterMs < 0) {
-      throw new ValueError(
-        `ConcurrencyLimit retryAfterMs must be a whole number of ms, got ${String(retryAfterMs)}`,
-      );
-    }
     this.max = max;
-    this.retryAfterMs = retryAfterMs;
+    this.retryAfterMs = retryAfterMsOption('ConcurrencyLimit', options.retryAfterMs);
     this.name = options.name ?? 'concurrency';
   }
 

@@ -1,4 +1,5 @@
-import { DEFAULT_RETRY_AFTER_MS, UnavailableError, ValueError, type ReleaseSlot } from '@agent/core';
+import { UnavailableError, ValueError, type ReleaseSlot } from '@agent/core';
+import { retryAfterMsOption } from '@agent/core/internal';
 
 /** The name the per-caller overload error gives this limit (`data.limit`). */
 export const CALLER_TASKS_LIMIT_NAME = 'tasks_per_caller';
@@ -26,14 +27,8 @@ export class CallerTaskLimit {
         data: { option: 'maxConcurrentTasksPerCaller' },
       });
     }
-    const retryAfterMs = options.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
-    if (!Number.isSafeInteger(retryAfterMs) || retryAfterMs < 0) {
-      throw new ValueError(
-        `CallerTaskLimit retryAfterMs must be a whole number of ms, got ${String(retryAfterMs)}`,
-      );
-    }
     this.max = max;
-    this.retryAfterMs = retryAfterMs;
+    this.retryAfterMs = retryAfterMsOption('CallerTaskLimit', options.retryAfterMs);
   }
 
   /** Runs `caller` has in progress now. */

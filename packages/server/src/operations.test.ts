@@ -330,6 +330,7 @@ describe('maxConcurrentTasksPerCaller', () => {
         expect.objectContaining({ code: 'VALUE_ERROR', data: { option: 'maxConcurrentTasksPerCaller' } }),
       );
     }
+    expect(() => new CallerTaskLimit(2, { retryAfterMs: -1 })).toThrow(/CallerTaskLimit retryAfterMs/);
   });
 });
 
