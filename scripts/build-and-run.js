@@ -10,12 +10,11 @@ const path = require('node:path');
 const { ROOT, startBuild } = require('./build-with-progress.js');
 
 /**
- * @param {{ target: string, entry: string, label: string, args: string[], stoppedCode: number, env?: () => NodeJS.ProcessEnv }} options
+ * @param {{ target: string, entry: string, label: string, args: string[], stoppedCode: number }} options
  *   target: the package to build; entry: the script to run, relative to the repository root;
- *   stoppedCode: the exit code when Ctrl-C or SIGTERM arrives before the program runs; env: the
- *   program's environment, asked for once the build is done (default this process's).
+ *   stoppedCode: the exit code when Ctrl-C or SIGTERM arrives before the program runs.
  */
-async function buildAndRun({ target, entry, label, args, stoppedCode, env }) {
+async function buildAndRun({ target, entry, label, args, stoppedCode }) {
   let build;
   let child;
   let stopped = false;
@@ -33,10 +32,7 @@ async function buildAndRun({ target, entry, label, args, stoppedCode, env }) {
   const built = await build.done;
   if (stopped) return stoppedCode;
   if (!built) return 1;
-  child = spawn(process.execPath, [path.join(ROOT, entry), ...args], {
-    stdio: 'inherit',
-    env: env ? env() : process.env,
-  });
+  child = spawn(process.execPath, [path.join(ROOT, entry), ...args], { stdio: 'inherit' });
   const [code, signal] = await once(child, 'exit');
   return code ?? 128 + (constants.signals[signal] ?? 0);
 }

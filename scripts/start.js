@@ -6,6 +6,4 @@ require('./build-and-run.js').main({
   label: 'start',
   args: process.argv.slice(2),
   stoppedCode: 0,
-  // The server's process settings (its README, "Memory"), read from the build just made.
-  env: () => require('../apps/reference-server/dist/process-env.js').withProcessEnv(process.env),
 });

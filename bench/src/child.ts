@@ -3,7 +3,6 @@
  * reads the child's CPU time and memory through the preloaded probe (see probe.ts). Sharing a process
  * with the load generator would bill the generator's work to the server and let each starve the other.
  */
-import { withProcessEnv } from '@agent/reference-server';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { ProbeReply, ProbeRequest } from './probe-protocol.js';
@@ -67,9 +66,8 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     if (key.startsWith('AGENT_') || key.endsWith('_PORT') || key === 'HOST') continue;
     env[key] = value;
   }
-  // A stop lets nothing finish: the bench stops a server only once its subject is done. Every
-  // child, peers included, gets the process settings `pnpm start` gives the reference server.
-  return withProcessEnv({ ...env, ...FREE_PORTS, AGENT_STOP_GRACE_MS: '0', ...extra });
+  // A stop lets nothing finish: the bench stops a server only once its subject is done.
+  return { ...env, ...FREE_PORTS, AGENT_STOP_GRACE_MS: '0', ...extra };
 }
 
 export class ServerChild {

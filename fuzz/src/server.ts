@@ -2,7 +2,6 @@
  * The server under test: the built reference server (`dist/main.js` of @agent/reference-server) as
  * a child process on loopback, every port 0, with the environment given and nothing else of ours.
  */
-import { withProcessEnv } from '@agent/reference-server';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -54,8 +53,7 @@ export class ServerUnderTest {
 
   static async start(env: Record<string, string> = {}): Promise<ServerUnderTest> {
     const child = spawn(process.execPath, [serverMain()], {
-      // Started the way `pnpm start` starts it, process settings included.
-      env: withProcessEnv({
+      env: {
         PATH: process.env.PATH ?? '',
         HOST: '127.0.0.1',
         HTTP_PORT: '0',
@@ -64,7 +62,7 @@ export class ServerUnderTest {
         GRPC_PORT: '0',
         AGENT_LOG_LEVEL: 'warn',
         ...env,
-      }),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let tail = '';

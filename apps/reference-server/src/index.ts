@@ -34,4 +34,3 @@ export {
 } from './demo-agent.js';
 export { createDemoHandler } from './demo-handler.js';
 export { MEMORY_STORE_MAX_BYTES, openStores, type ServerStores, type OpenStoresOptions } from './stores.js';
-export { PROCESS_ENV, withProcessEnv } from './process-env.js';
