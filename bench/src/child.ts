@@ -56,6 +56,12 @@ export function referenceServerMain(): string {
   }
 }
 
+/**
+ * A task limit no benchmark reaches (its per-caller share, half of it by default, neither): the
+ * bench measures speed from one address, not the limits.
+ */
+export const UNLIMITED_TASKS = { AGENT_MAX_CONCURRENT_TASKS: '1000000' } as const;
+
 /** Port 0 on every transport: the OS picks free ports, so no run collides with another or a test. */
 const FREE_PORTS = { HOST: '127.0.0.1', HTTP_PORT: '0', SSE_PORT: '0', WS_PORT: '0', GRPC_PORT: '0' };
 

@@ -13,7 +13,7 @@ import http from 'node:http';
 import { isTerminalState, type TaskState } from '@agent/core';
 import { createParser } from 'eventsource-parser';
 import { startTestPostgres, type TestPostgres } from '@agent/store-postgres/testing';
-import { referenceServerMain, ServerChild } from './child.js';
+import { referenceServerMain, ServerChild, UNLIMITED_TASKS } from './child.js';
 import { percentile } from './stats.js';
 
 export const REPLICAS = 3;
@@ -249,7 +249,7 @@ async function startReplicas(database: string): Promise<ServerChild[]> {
       ServerChild.start({
         label: `reference server replica ${k + 1}, PostgreSQL store`,
         script: referenceServerMain(),
-        env: { AGENT_STORE: database },
+        env: { ...UNLIMITED_TASKS, AGENT_STORE: database },
       }),
     ),
   );

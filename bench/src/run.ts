@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { referenceServerMain, ServerChild, type ServerSpec } from './child.js';
+import { referenceServerMain, ServerChild, UNLIMITED_TASKS, type ServerSpec } from './child.js';
 import { profileReferenceServer, type ProfileSummary } from './profile.js';
 import { REPLICAS, ReplicaDatabase } from './replicas.js';
 import { buildTables, machineLine, type ReportTables, type Samples } from './report.js';
@@ -280,7 +280,11 @@ async function main(): Promise<void> {
     let profile: ProfileSummary | undefined;
     if (runProfile) {
       profile = await profileReferenceServer(
-        { label: 'reference server, memory store (profiled)', script: referenceServerMain() },
+        {
+          label: 'reference server, memory store (profiled)',
+          script: referenceServerMain(),
+          env: { ...UNLIMITED_TASKS },
+        },
         {
           connections: settings.connections,
           seconds: settings.profileSeconds,

@@ -15,7 +15,13 @@ import {
   checkA2ASend,
 } from './a2a.js';
 import { cancelLatency } from './cancel.js';
-import { BENCH_SERVERS, referenceServerMain, type ServerChild, type ServerSpec } from './child.js';
+import {
+  BENCH_SERVERS,
+  referenceServerMain,
+  UNLIMITED_TASKS,
+  type ServerChild,
+  type ServerSpec,
+} from './child.js';
 import { clientFor, WIRE_NAMES, type Wire } from './clients.js';
 import { idleWebSockets } from './idle-ws.js';
 import { closedLoop, httpLoad, type LoadResult } from './load.js';
@@ -94,9 +100,6 @@ export const ids = {
   idleWs: 'idle:ws',
 };
 
-/** A task limit no benchmark reaches. */
-const UNLIMITED_TASKS = 1_000_000;
-
 /**
  * `replicaDatabase`: the PostgreSQL server the replicas subject starts at first use (each round gets
  * a database of its own on it); the caller stops it after the run.
@@ -116,7 +119,7 @@ export function buildSubjects(
     (): ServerSpec => ({
       label: `reference server, ${label}`,
       script: referenceServerMain(),
-      env: { AGENT_MAX_CONCURRENT_TASKS: String(UNLIMITED_TASKS), ...env },
+      env: { ...UNLIMITED_TASKS, ...env },
       nodeArgs,
     });
   const memory = reference('memory store');
