@@ -14,11 +14,16 @@ import {
   type TransportKind,
   type Logger,
 } from '@agent/core';
-import { describeComponent, parseTransportUrl, type TransportAddress } from '@agent/core/internal';
+import {
+  describeComponent,
+  numberOption,
+  parseTransportUrl,
+  type TransportAddress,
+} from '@agent/core/internal';
 import type { Authenticator, ClientCredentials, SecurityContext } from '@agent/auth';
 import { authenticateClient, clientCredentialsFrom, describeClientAuth } from './client-auth.js';
 import { isLocalHost, isValidPort, withPort } from './local-url.js';
-import { ServerPipeline } from './pipeline.js';
+import { DEFAULT_STREAM_STALL_MS, ServerPipeline } from './pipeline.js';
 import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
 import { type CallerTaskLimit, callerLimitOption } from './caller-limit.js';
 import { PipelineMetrics } from './metrics/pipeline-metrics.js';
@@ -90,6 +95,7 @@ export abstract class TransportBase<
   private readonly taskLimit: ConcurrencyLimit | undefined;
   private readonly rateLimiter: RateLimiter | undefined;
   private readonly callerLimit: CallerTaskLimit | undefined;
+  private readonly streamStallMs: number;
   private readonly definition: TransportDefinition;
   private readonly configuredUrl: string;
   private handler: TaskHandler | undefined;
@@ -129,6 +135,10 @@ export abstract class TransportBase<
     this.taskLimit = concurrencyLimitOption(options.maxConcurrentTasks);
     this.rateLimiter = rateLimiterOption(options.rateLimit);
     this.callerLimit = callerLimitOption(options.maxConcurrentTasksPerCaller);
+    this.streamStallMs = numberOption('streamStallMs', options.streamStallMs, DEFAULT_STREAM_STALL_MS, {
+      min: 1,
+      integer: true,
+    });
     this.definition = definition;
     this.kind = definition.kind;
     this.options = options;
@@ -196,6 +206,7 @@ export abstract class TransportBase<
       maxConcurrentTasks: this.taskLimit,
       maxConcurrentTasksPerCaller: this.callerLimit,
       rateLimit: this.rateLimiter,
+      streamStallMs: this.streamStallMs,
     });
     this.lifecycle = 'starting';
     this.current = pipeline;

@@ -61,6 +61,12 @@ export interface TransportOptions {
    * transport of a server limits a principal across them. Default: no limit.
    */
   rateLimit?: RateLimitOptions | RateLimiter;
+  /**
+   * Server side: how long a stream's caller may take too little of what its run produced before its
+   * stream is ended with RESOURCE_EXHAUSTED (`data.limit: "stream_stall"`) and a socket it does not
+   * drain is closed; the run goes on. In ms; default 30000 (the `@agent/server` README, "Back-pressure").
+   */
+  streamStallMs?: number;
 }
 
 export const TRANSPORT_OPTION_NAMES: readonly (keyof TransportOptions)[] = [
@@ -79,6 +85,7 @@ export const TRANSPORT_OPTION_NAMES: readonly (keyof TransportOptions)[] = [
   'maxConcurrentTasks',
   'maxConcurrentTasksPerCaller',
   'rateLimit',
+  'streamStallMs',
 ];
 
 /** Reads the client-side `tenant` option: `""` when absent, a ValueError when it breaks the rule. */

@@ -32,6 +32,11 @@ export class BoundedSender {
     return this.congested;
   }
 
+  /** True while the peer is not taking what was written: frames wait, or the buffer is over its bound. */
+  get isBackedUp(): boolean {
+    return this.congested || this.isOverLimit();
+  }
+
   /**
    * Rejects with UnavailableError when the socket is not open (or closes before the frame is
    * written), and with the signal's reason when `signal` aborts before the frame is written (the

@@ -192,6 +192,11 @@ export class SocketSession {
       abort: (reason) => {
         entry.answerOnAbort = true;
         entry.controller.abort(reason);
+        // The pipeline gave up on the call (a stream cut off for not reading) and the peer is not
+        // draining this socket: the error frame would only wait behind what it did not take, and
+        // every other call on the socket is stuck the same way. Cut it, as the HTTP transports close
+        // a response nobody drains, so its buffers go now rather than when the peer leaves.
+        if (this.sender.isBackedUp) this.terminate();
       },
     };
   }
