@@ -156,6 +156,11 @@ const UNRECORDED_REASON = 'the task store refused its events';
 /** Default of {@link ServerPipelineOptions.streamStallMs}. */
 export const DEFAULT_STREAM_STALL_MS = 30_000;
 
+/** Reads {@link ServerPipelineOptions.streamStallMs}: whole ms from 1, the default when absent. */
+export function streamStallMsOption(value: number | undefined): number {
+  return numberOption('streamStallMs', value, DEFAULT_STREAM_STALL_MS, { min: 1, integer: true });
+}
+
 /**
  * One authenticated request on its way through the pipeline. Built by {@link ServerPipeline.open};
  * a wire adapter passes it back to the operation it decoded.
@@ -261,10 +266,7 @@ export class ServerPipeline {
       metrics,
       callerLimitOption(options.maxConcurrentTasksPerCaller),
     );
-    this.streamStallMs = numberOption('streamStallMs', options.streamStallMs, DEFAULT_STREAM_STALL_MS, {
-      min: 1,
-      integer: true,
-    });
+    this.streamStallMs = streamStallMsOption(options.streamStallMs);
     this.observer = new RequestObserver(this.transport, this.logger, options.logRequests === true, metrics);
   }
 

@@ -14,16 +14,11 @@ import {
   type TransportKind,
   type Logger,
 } from '@agent/core';
-import {
-  describeComponent,
-  numberOption,
-  parseTransportUrl,
-  type TransportAddress,
-} from '@agent/core/internal';
+import { describeComponent, parseTransportUrl, type TransportAddress } from '@agent/core/internal';
 import type { Authenticator, ClientCredentials, SecurityContext } from '@agent/auth';
 import { authenticateClient, clientCredentialsFrom, describeClientAuth } from './client-auth.js';
 import { isLocalHost, isValidPort, withPort } from './local-url.js';
-import { DEFAULT_STREAM_STALL_MS, ServerPipeline } from './pipeline.js';
+import { ServerPipeline, streamStallMsOption } from './pipeline.js';
 import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
 import { type CallerTaskLimit, callerLimitOption } from './caller-limit.js';
 import { PipelineMetrics } from './metrics/pipeline-metrics.js';
@@ -135,10 +130,7 @@ export abstract class TransportBase<
     this.taskLimit = concurrencyLimitOption(options.maxConcurrentTasks);
     this.rateLimiter = rateLimiterOption(options.rateLimit);
     this.callerLimit = callerLimitOption(options.maxConcurrentTasksPerCaller);
-    this.streamStallMs = numberOption('streamStallMs', options.streamStallMs, DEFAULT_STREAM_STALL_MS, {
-      min: 1,
-      integer: true,
-    });
+    this.streamStallMs = streamStallMsOption(options.streamStallMs);
     this.definition = definition;
     this.kind = definition.kind;
     this.options = options;
