@@ -31,7 +31,7 @@ const cases: [string, () => unknown, string][] = [
   [
     'InMemoryRunStore',
     () => new InMemoryRunStore({ redaction: null } as never),
-    'maxBytes, maxTasks, now, redactionPolicy, taskRetentionMs',
+    'compressAboveBytes, maxBytes, maxTasks, now, redactionPolicy, taskRetentionMs',
   ],
   [
     'SqliteRunStore',

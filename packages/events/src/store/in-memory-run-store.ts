@@ -35,6 +35,8 @@ import {
   type TaskColumns,
 } from './records.js';
 import { InsertionQueue } from './insertion-queue.js';
+import { compressText, decompressText, PackQueue, type HeldText } from './packed-text.js';
+import { TaskEventLog } from './task-event-log.js';
 import type {
   RunReportQuery,
   RunReportRow,
@@ -65,8 +67,17 @@ export interface RunStoreOptions {
 export interface InMemoryRunStoreOptions extends RunStoreOptions {
   /** Most task records kept, and most run reports. Default `10000`. */
   maxTasks?: number;
-  /** Most bytes kept: the JSON size of task records, their events and run reports. Default 256 MiB. */
+  /**
+   * Most bytes kept: the JSON size of task records, their events and run reports (a compressed record
+   * counts its compressed size). Default 256 MiB.
+   */
   maxBytes?: number;
+  /**
+   * A finished task's text, its event log or a run report larger than this many bytes of JSON is
+   * compressed in the background, off the event loop, and decompressed when read. Default 16 KiB;
+   * `Infinity` keeps everything as text.
+   */
+  compressAboveBytes?: number;
 }
 
 const OPTION_NAMES = optionNames<InMemoryRunStoreOptions>({
@@ -75,24 +86,31 @@ const OPTION_NAMES = optionNames<InMemoryRunStoreOptions>({
   now: true,
   maxTasks: true,
   maxBytes: true,
+  compressAboveBytes: true,
 });
 
 export const DEFAULT_MAX_TASKS = 10_000;
 export const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_COMPRESS_ABOVE_BYTES = 16 * 1024;
 
 /**
  * One task as the store keeps it: columns to filter and sort on, and the task and its events as
- * JSON text, parsed on every read. Text is compact to hold, cheap to write (no copy to build), and a
- * read always hands out a fresh object.
+ * JSON text (compressed once finished and large), parsed on every read. Text is compact to hold, cheap
+ * to write (no copy to build), and a read always hands out a fresh object.
  */
 interface Entry {
   record: TaskColumns;
-  task: string;
-  /** Event `i` has sequence `i + 1`. */
-  events: string[];
-  /** JSON bytes of the events, kept so a snapshot save does not re-measure the log. */
-  eventBytes: number;
-  /** JSON bytes of the record plus its events. */
+  task: HeldText;
+  /** Shared by the entries a task's successive snapshots make. */
+  events: TaskEventLog;
+  /** Bytes of the record plus its events. */
+  bytes: number;
+}
+
+/** A run report as the store keeps it. */
+interface ReportEntry {
+  columns: ReportTextRow['columns'];
+  report: HeldText;
   bytes: number;
 }
 
@@ -115,15 +133,12 @@ function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
-/** The JSON size of a stored row: its text, and the small columns beside it. */
-function rowBytes(columns: object, text: string): number {
-  return Buffer.byteLength(text, 'utf8') + jsonBytes(columns);
+async function recordOfEntry(entry: Entry): Promise<TaskRecord> {
+  return recordOf({ columns: entry.record, task: await decompressText(entry.task) });
 }
 
-function readEvents(entry: Entry, from: number, to?: number): StoredTaskEvent[] {
-  return entry.events
-    .slice(from, to)
-    .map((text, index) => ({ sequence: from + index + 1, event: JSON.parse(text) as TaskEvent }));
+async function reportOfEntry(entry: ReportEntry): Promise<RunReport> {
+  return RunReport.fromDict(JSON.parse(await decompressText(entry.report)) as RunReportRow['report']);
 }
 
 export class InMemoryRunStore implements RunStore {
@@ -136,12 +151,14 @@ export class InMemoryRunStore implements RunStore {
   readonly #terminal = new InsertionQueue<string, Entry>();
   #terminalSorted = true;
   #lastTerminal: TaskColumns | null = null;
-  /** Run reports in save order (a re-saved report moves to the end), with their JSON bytes. */
-  readonly #reports = new InsertionQueue<string, { row: ReportTextRow; bytes: number }>();
+  /** Run reports in save order (a re-saved report moves to the end), with their bytes. */
+  readonly #reports = new InsertionQueue<string, ReportEntry>();
   readonly #policy: RedactionPolicy | null;
   readonly #maxTasks: number;
   readonly #maxBytes: number;
   readonly #retentionMs: number;
+  readonly #compressAbove: number;
+  readonly #packs = new PackQueue();
   readonly #now: () => number;
   #bytes = 0;
   #closed = false;
@@ -156,12 +173,24 @@ export class InMemoryRunStore implements RunStore {
     this.#maxTasks = numberOption('maxTasks', options.maxTasks, DEFAULT_MAX_TASKS, { min: 1, integer: true });
     this.#maxBytes = numberOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, { min: 1, integer: true });
     this.#retentionMs = retentionOf(options.taskRetentionMs, DAY_MS);
+    this.#compressAbove =
+      options.compressAboveBytes === Infinity
+        ? Infinity
+        : numberOption('compressAboveBytes', options.compressAboveBytes, DEFAULT_COMPRESS_ABOVE_BYTES, {
+            min: 1,
+            integer: true,
+          });
     this.#now = clockOf(options.now, 'InMemoryRunStore');
   }
 
-  /** What the store holds now: task records, run reports, and the JSON bytes of all of it. */
+  /** What the store holds now: task records, run reports, and the bytes of all of it. */
   get usage(): { tasks: number; reports: number; bytes: number } {
     return { tasks: this.#tasks.size, reports: this.#reports.size, bytes: this.#bytes };
+  }
+
+  /** Resolves once every record saved so far that is due for compression has been compressed. */
+  settled(): Promise<void> {
+    return this.#packs.settled();
   }
 
   /** Rejects after close, and drops expired entries so no call can see one. */
@@ -188,7 +217,7 @@ export class InMemoryRunStore implements RunStore {
     }
     const cutoff = this.#cutoff;
     for (let oldest = this.#reports.first(); oldest; oldest = this.#reports.first()) {
-      if (oldest.value.row.columns.created_at >= cutoff) break;
+      if (oldest.value.columns.created_at >= cutoff) break;
       this.#removeReport(oldest.key, oldest.value.bytes);
     }
     if (this.#terminal.size === 0) return;
@@ -252,10 +281,48 @@ export class InMemoryRunStore implements RunStore {
     const row = taskRowOf(task, options, this.#policy, this.#now);
     const record = row.columns;
     const key = keyOf(record, record.task_id);
-    const { events = [], eventBytes = 0 } = this.#tasks.get(key) ?? {};
-    const bytes = rowBytes(record, row.task) + eventBytes;
-    this.#put(key, { record, task: row.task, events, eventBytes, bytes });
+    const events = this.#tasks.get(key)?.events ?? new TaskEventLog();
+    const textBytes = Buffer.byteLength(row.task, 'utf8');
+    const entry: Entry = {
+      record,
+      task: row.task,
+      events,
+      bytes: textBytes + jsonBytes(record) + events.bytes,
+    };
+    this.#put(key, entry);
     this.#evict();
+    if (
+      this.#tasks.get(key) === entry &&
+      isTerminal(record.state) &&
+      (textBytes > this.#compressAbove || events.unpackedBytes > this.#compressAbove)
+    )
+      this.#packs.add(() => this.#packTask(key, entry));
+  }
+
+  /** Compresses a finished task's text and event log, unless it was replaced or forgotten meanwhile. */
+  async #packTask(key: string, entry: Entry): Promise<void> {
+    const holdsLog = (): Entry | undefined => {
+      const current = this.#tasks.get(key);
+      return !this.#closed && current?.events === entry.events ? current : undefined;
+    };
+    if (!holdsLog()) return;
+    if (entry.events.unpackedBytes > this.#compressAbove)
+      await entry.events.pack((delta) => {
+        const current = holdsLog();
+        if (!current) return;
+        current.bytes += delta;
+        this.#bytes += delta;
+      });
+    const text = entry.task;
+    if (typeof text !== 'string' || Buffer.byteLength(text, 'utf8') <= this.#compressAbove) return;
+    const data = await compressText(text);
+    const current = holdsLog();
+    if (!current || current.task !== text) return;
+    const delta = data.length - Buffer.byteLength(text, 'utf8');
+    if (delta >= 0) return;
+    current.task = data;
+    current.bytes += delta;
+    this.#bytes += delta;
   }
 
   async saveRunReport(report: RunReport): Promise<void> {
@@ -264,16 +331,35 @@ export class InMemoryRunStore implements RunStore {
     const runId = row.columns.run_id;
     const previous = this.#reports.get(runId);
     if (previous) this.#removeReport(runId, previous.bytes);
-    const bytes = rowBytes(row.columns, row.report);
-    this.#reports.set(runId, { row, bytes });
-    this.#bytes += bytes;
+    const textBytes = Buffer.byteLength(row.report, 'utf8');
+    const entry: ReportEntry = {
+      columns: row.columns,
+      report: row.report,
+      bytes: textBytes + jsonBytes(row.columns),
+    };
+    this.#reports.set(runId, entry);
+    this.#bytes += entry.bytes;
     this.#evict();
+    if (this.#reports.get(runId) === entry && textBytes > this.#compressAbove)
+      this.#packs.add(() => this.#packReport(runId, entry));
+  }
+
+  async #packReport(runId: string, entry: ReportEntry): Promise<void> {
+    if (this.#closed || this.#reports.get(runId) !== entry || typeof entry.report !== 'string') return;
+    const text = entry.report;
+    const data = await compressText(text);
+    if (this.#closed || this.#reports.get(runId) !== entry) return;
+    const delta = data.length - Buffer.byteLength(text, 'utf8');
+    if (delta >= 0) return;
+    entry.report = data;
+    entry.bytes += delta;
+    this.#bytes += delta;
   }
 
   async getTaskRecord(taskId: string, owner?: TaskOwner): Promise<TaskRecord | null> {
     this.#open();
     const entry = this.#tasks.get(keyOf(ownerOf(owner), checkId(taskId, 'taskId')));
-    return entry ? recordOf({ columns: entry.record, task: entry.task }) : null;
+    return entry ? recordOfEntry(entry) : null;
   }
 
   /** One owner's records with every given column value (and after the cursor), newest first. */
@@ -295,9 +381,7 @@ export class InMemoryRunStore implements RunStore {
   async listTaskRecords(query?: TaskRecordQuery): Promise<TaskRecord[]> {
     this.#open();
     const { owner, limit, ...filters } = taskQueryOf(query);
-    return this.#matching(owner, filters)
-      .slice(0, limit)
-      .map((entry) => recordOf({ columns: entry.record, task: entry.task }));
+    return Promise.all(this.#matching(owner, filters).slice(0, limit).map(recordOfEntry));
   }
 
   async pageTaskRecords(query?: TaskPageQuery): Promise<TaskPage> {
@@ -307,7 +391,7 @@ export class InMemoryRunStore implements RunStore {
     const page = matches.slice(0, q.page_size);
     const more = matches.length > q.page_size;
     return {
-      records: page.map((entry) => recordOf({ columns: entry.record, task: entry.task })),
+      records: await Promise.all(page.map(recordOfEntry)),
       next_page_token: more ? pageTokenOf(q, page[page.length - 1]!.record) : '',
     };
   }
@@ -319,11 +403,7 @@ export class InMemoryRunStore implements RunStore {
     const texts = eventTextsOf(taskId, events, this.#policy);
     const entry = this.#tasks.get(key);
     if (!entry) throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
-    // Measured as `{"sequence":N,"event":…}`, what a listing reads back.
-    const sizes = texts.map(
-      (text, i) => Buffer.byteLength(text, 'utf8') + 22 + String(entry.events.length + i + 1).length,
-    );
-    const added = sizes.reduce((sum, size) => sum + size, 0);
+    const added = entry.events.measure(texts);
     if (this.#bytes + added > this.#maxBytes) {
       this.#evict(added);
       // Only running tasks left to forget, and a running task's log is never cut short: refused,
@@ -333,14 +413,12 @@ export class InMemoryRunStore implements RunStore {
           data: { task_id: taskId, limit: 'maxBytes', max_bytes: this.#maxBytes },
         });
     }
-    const sequences: number[] = [];
-    for (const text of texts) {
-      entry.events.push(text);
-      sequences.push(entry.events.length);
-    }
-    entry.eventBytes += added;
+    const sequences = entry.events.append(texts, added);
     entry.bytes += added;
     this.#bytes += added;
+    // Events after the end (a push delivery's, say) pack like the rest once there are enough.
+    if (isTerminal(entry.record.state) && entry.events.unpackedBytes > this.#compressAbove)
+      this.#packs.add(() => this.#packTask(key, entry));
     return sequences;
   }
 
@@ -352,13 +430,15 @@ export class InMemoryRunStore implements RunStore {
     if (!entry) return [];
     // Sequences are the array positions plus one, so `after` is an index.
     const end = q.limit === undefined ? undefined : q.after + q.limit;
-    return readEvents(entry, q.after, end);
+    return entry.events
+      .read(q.after, end)
+      .map((text, index) => ({ sequence: q.after + index + 1, event: JSON.parse(text) as TaskEvent }));
   }
 
   async getRunReport(runId: string): Promise<RunReport | null> {
     this.#open();
-    const row = this.#reports.get(checkId(runId, 'runId'))?.row;
-    return row ? RunReport.fromDict(JSON.parse(row.report) as RunReportRow['report']) : null;
+    const entry = this.#reports.get(checkId(runId, 'runId'));
+    return entry ? reportOfEntry(entry) : null;
   }
 
   async listRunReports(query?: RunReportQuery): Promise<RunReport[]> {
@@ -366,7 +446,6 @@ export class InMemoryRunStore implements RunStore {
     const q = reportQueryOf(query);
     const matches = this.#reports
       .values()
-      .map((entry) => entry.row)
       .filter(
         ({ columns: r }) =>
           (q.session_id === undefined || r.session_id === q.session_id) &&
@@ -377,9 +456,7 @@ export class InMemoryRunStore implements RunStore {
     matches.sort(({ columns: a }, { columns: b }) =>
       newestFirst({ at: a.created_at, id: a.run_id }, { at: b.created_at, id: b.run_id }),
     );
-    return matches
-      .slice(0, q.limit)
-      .map((row) => RunReport.fromDict(JSON.parse(row.report) as RunReportRow['report']));
+    return Promise.all(matches.slice(0, q.limit).map(reportOfEntry));
   }
 
   async deleteBefore(isoTimestamp: string): Promise<number> {
@@ -393,8 +470,8 @@ export class InMemoryRunStore implements RunStore {
       }
     }
     for (const report of this.#reports.values()) {
-      if (report.row.columns.created_at < cutoff) {
-        this.#removeReport(report.row.columns.run_id, report.bytes);
+      if (report.columns.created_at < cutoff) {
+        this.#removeReport(report.columns.run_id, report.bytes);
         deleted += 1;
       }
     }
@@ -403,6 +480,7 @@ export class InMemoryRunStore implements RunStore {
 
   close(): void {
     this.#closed = true;
+    this.#packs.clear();
     this.#tasks.clear();
     this.#terminal.clear();
     this.#lastTerminal = null;
