@@ -1,4 +1,4 @@
-import { snapshot } from './clone.js';
+import { copyWith, snapshot } from './clone.js';
 
 describe('snapshot', () => {
   it('deep-copies plain data so later mutation cannot reach the copy', () => {
@@ -54,5 +54,40 @@ describe('snapshot', () => {
   it('falls back to JSON for what structuredClone refuses', () => {
     const copy = snapshot({ keep: 1, drop: () => 1 });
     expect(copy).toEqual({ keep: 1 });
+  });
+});
+
+describe('copyWith', () => {
+  it('copies the own keys in order and sets the key last, or in its place', () => {
+    const source = { type: 'task.progress', task_id: 't', progress: 0.5 };
+    const added = copyWith(source, 'sequence', 3);
+    expect(Object.keys(added)).toEqual(['type', 'task_id', 'progress', 'sequence']);
+    expect(added).toEqual({ ...source, sequence: 3 });
+    expect(source).not.toHaveProperty('sequence');
+    const replaced = copyWith({ a: 1, sequence: 1, b: 2 }, 'sequence', 9);
+    expect(Object.keys(replaced)).toEqual(['a', 'sequence', 'b']);
+    expect(replaced.sequence).toBe(9);
+  });
+
+  it('shares the values (a shallow copy)', () => {
+    const nested = { x: 1 };
+    const copy = copyWith({ nested }, 'n', 1);
+    expect(copy.nested).toBe(nested);
+  });
+
+  it('copies an own __proto__ key as a key, as a spread does', () => {
+    const source = JSON.parse('{"__proto__":{"polluted":true},"a":1}') as Record<string, unknown>;
+    const copy = copyWith(source, 'b', 2);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.hasOwn(copy, '__proto__')).toBe(true);
+    expect((copy as Record<string, unknown>).polluted).toBeUndefined();
+    expect(JSON.stringify(copy)).toBe(JSON.stringify({ ...source, b: 2 }));
+  });
+
+  it('leaves out inherited and non-enumerable keys', () => {
+    const source = Object.create({ inherited: 1 }) as Record<string, unknown>;
+    source.own = 1;
+    Object.defineProperty(source, 'hidden', { value: 1, enumerable: false });
+    expect(Object.keys(copyWith(source, 'k', 2))).toEqual(['own', 'k']);
   });
 });

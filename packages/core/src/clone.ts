@@ -65,3 +65,33 @@ function plainCopy(value: unknown, depth: number): unknown {
   }
   return out;
 }
+
+/**
+ * `{ ...source, [key]: value }`: a shallow copy of `source`'s own enumerable string keys, in their
+ * order, with `key` set (in its place when `source` has it, else last). Built key by key because a
+ * spread followed by a key the source lacks gives every copy a hidden class of its own on Node 20's
+ * V8: each such object then carries its own map and descriptor array, and every `for…in`,
+ * `JSON.stringify` or property read on it takes the slow path. The pipeline does this once per
+ * event (`sequence`), so it was paid per event, several times over.
+ */
+export function copyWith<T extends object, K extends string, V>(
+  source: T,
+  key: K,
+  value: V,
+): Omit<T, K> & Record<K, V> {
+  const out: Record<string, unknown> = {};
+  for (const name in source) {
+    if (!Object.hasOwn(source, name)) continue;
+    const item = (source as Record<string, unknown>)[name];
+    // Plain assignment of `__proto__` would set the copy's prototype instead of copying the key.
+    if (name === '__proto__') defineOwn(out, name, item);
+    else out[name] = item;
+  }
+  if (key === '__proto__') defineOwn(out, key, value);
+  else out[key] = value;
+  return out as Omit<T, K> & Record<K, V>;
+}
+
+function defineOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}

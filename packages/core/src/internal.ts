@@ -24,7 +24,7 @@ export { parseRetryAfterHeader, withRetryAfterHeader } from './retry-after-heade
 export { checkOptionNames, optionNames } from './option-names.js';
 export { isLogger } from './logger.js';
 export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';
-export { copyPlainData, snapshot } from './clone.js';
+export { copyPlainData, copyWith, snapshot } from './clone.js';
 export { retryAfterMsOption } from './concurrency-limit.js';
 export { parseTraceparent, formatTraceparent, traceIdOf, type TraceParent } from './trace-context.js';
 export {

@@ -29,6 +29,7 @@ import {
   type Logger,
 } from '@agent/core';
 import {
+  copyWith,
   finalStatusEvent,
   normalizeHeaders,
   parseCancelRequest,
@@ -782,7 +783,7 @@ export class ServerPipeline {
       after,
       limit: live.base - after,
     });
-    const prefix = earlier.map(({ sequence, event }) => ({ ...event, sequence }) as TaskEvent);
+    const prefix = earlier.map(({ sequence, event }) => copyWith(event, 'sequence', sequence) as TaskEvent);
     return { live, after: live.base, starter: false, prefix };
   }
 
@@ -861,7 +862,7 @@ export class ServerPipeline {
   /** A finished task's stored events after `after`, each with the sequence the store gave it. */
   private async storedEvents(owner: TaskOwner, taskId: string, after: number): Promise<TaskEvent[]> {
     const stored = await this.tasks.store.listTaskEvents(owner, taskId, { after });
-    return stored.map(({ sequence, event }) => ({ ...event, sequence }) as TaskEvent);
+    return stored.map(({ sequence, event }) => copyWith(event, 'sequence', sequence) as TaskEvent);
   }
 
   /** A unary operation by name, for wires that carry the name (JSON-RPC methods, WebSocket ops, gRPC oneofs). */

@@ -1,4 +1,5 @@
 import { isFinalEvent, type Task, type TaskEvent } from '@agent/core';
+import { copyWith } from '@agent/core/internal';
 import type { RunStore, TaskCoordination, TaskOwner, TaskWatch } from '@agent/events';
 
 /** A run is going on somewhere while its record says so; every other state waits for nobody. */
@@ -46,7 +47,9 @@ export class RemoteFollow {
       }
       const rows = await this.store.listTaskEvents(this.owner, this.taskId, { after: this.last });
       if (rows.length > 0) {
-        this.batch = rows.map(({ sequence, event: logged }) => ({ ...logged, sequence }) as TaskEvent);
+        this.batch = rows.map(
+          ({ sequence, event: logged }) => copyWith(logged, 'sequence', sequence) as TaskEvent,
+        );
         this.last = rows[rows.length - 1]!.sequence;
         continue;
       }

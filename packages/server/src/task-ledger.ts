@@ -16,6 +16,7 @@ import {
   type TaskOwner,
   type TaskRecord,
 } from '@agent/events';
+import { copyWith } from '@agent/core/internal';
 import { isRunningState } from './remote-task.js';
 
 /**
@@ -149,7 +150,7 @@ export class LiveTask {
 
   /** @internal Numbers the event and keeps it; returns the sequenced copy. */
   add(event: TaskEvent): TaskEvent {
-    const sequenced = { ...event, sequence: this.lastSequence + 1 } as TaskEvent;
+    const sequenced = copyWith(event, 'sequence', this.lastSequence + 1) as TaskEvent;
     this.held.push(sequenced);
     if (sequenced.type === 'task.status') {
       this.task =
@@ -311,7 +312,7 @@ export class TaskLedger {
     const live = new LiveTask({ tenant: owner.tenant, principal_id: owner.principal_id }, task, base);
     live.readStored = async (after, limit) => {
       const rows = await this.store.listTaskEvents(live.owner, task.id, { after, limit });
-      return rows.map(({ sequence, event }) => ({ ...event, sequence }) as TaskEvent);
+      return rows.map(({ sequence, event }) => copyWith(event, 'sequence', sequence) as TaskEvent);
     };
     this.running.set(key, live);
     const writes = new TaskWrites(this.store, this.coordination, live, this.logger, this.queued);

@@ -3,7 +3,7 @@
  * that every RunStore uses, so the backends cannot drift apart.
  */
 import { parseIsoTimestamp, TERMINAL_TASK_STATES, ValueError, type JsonObject, type Task } from '@agent/core';
-import { checkOptionNames, isRecord, numberOption, optionNames } from '@agent/core/internal';
+import { checkOptionNames, copyWith, isRecord, numberOption, optionNames } from '@agent/core/internal';
 import { redactedJsonSharing, type RedactionPolicy } from '../redaction.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask } from '../run-context.js';
 import { rawReportData, type RunReport, type RunReportData } from '../run-report.js';
@@ -148,7 +148,7 @@ export function taskRowOf(
 
 /** The record a stored row reads back as: a fresh task parsed from its text, shared with nobody. */
 export function recordOf(row: TaskRow): TaskRecord {
-  return { ...row.columns, task: JSON.parse(row.task) as Task };
+  return copyWith(row.columns, 'task', JSON.parse(row.task) as Task);
 }
 
 /** A run report as a backend writes it: its columns, and the masked report dict as JSON text. */
