@@ -13,7 +13,7 @@ import type { TaskRegistry } from './task-registry.js';
 import { Agent } from './agent.js';
 import { approve } from './approvals.js';
 import { raceAbort, sleep } from '@agent/core/internal';
-import { abortError, CancellationToken, raceCancel } from './cancellation.js';
+import { abortError, CancellationToken, raceCancel, sleepUnlessCanceled } from './cancellation.js';
 import { aborted, deferred, finalStatuses, types } from './test-support/helpers.js';
 import { InProcessNetwork } from './test-support/in-process-transport.js';
 import { ScriptedLLM } from './testing/index.js';
@@ -301,6 +301,34 @@ describe('cancellation', () => {
     expect(sink.toList().filter((event) => event.type === 'task.progress')).toHaveLength(50);
   });
 
+  it('a stream starts its run at the first next(), as a generator would, and one never read runs nothing', async () => {
+    let runs = 0;
+    const agent = new Agent({
+      card: { name: 'lazy' },
+      execute: async () => {
+        runs++;
+      },
+    });
+    const unread = agent.handleTaskStreaming(createTask('x', { id: 'never' }));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toBe(0);
+    expect(agent.activeTaskIds).toEqual([]);
+    const closed = unread[Symbol.asyncIterator]();
+    await expect(closed.return!()).resolves.toEqual({ done: true, value: undefined });
+    await expect(closed.next()).resolves.toEqual({ done: true, value: undefined });
+    expect(runs).toBe(0);
+
+    const events = [];
+    for await (const event of agent.handleTaskStreaming(createTask('x', { id: 'read' }))) events.push(event);
+    expect(runs).toBe(1);
+    expect(finalStatuses(events)).toHaveLength(1);
+
+    // A task that cannot start rejects the first next(); the stream is then over.
+    const bad = agent.handleTaskStreaming({ id: '' } as unknown as Task)[Symbol.asyncIterator]();
+    await expect(bad.next()).rejects.toThrow();
+    await expect(bad.next()).resolves.toEqual({ done: true, value: undefined });
+  });
+
   it('streams with bounded buffering: a slow consumer holds the run back', async () => {
     let produced = 0;
     let maxAhead = 0;
@@ -374,6 +402,48 @@ describe('cancellation primitives', () => {
     await expect(racing).rejects.toThrow('Task canceled: now');
     await expect(sleep(1, token.signal, abortError)).rejects.toBeInstanceOf(TaskCanceledError);
     await expect(sleep(1)).resolves.toBeUndefined();
+  });
+
+  it('sleepUnlessCanceled waits on the token itself and rejects with its TaskCanceledError', async () => {
+    const token = new CancellationToken();
+    await expect(sleepUnlessCanceled(1, token)).resolves.toBeUndefined();
+    const waiting = sleepUnlessCanceled(60_000, token);
+    token.cancel('now');
+    await expect(waiting).rejects.toBe(token.error());
+    await expect(sleepUnlessCanceled(1, token)).rejects.toBe(token.error());
+    // Signal listeners still hear the cancel when something else made the signal.
+    const withSignal = new CancellationToken();
+    const heard: string[] = [];
+    withSignal.signal.addEventListener('abort', () => heard.push('signal'));
+    const sleeping = sleepUnlessCanceled(60_000, withSignal);
+    withSignal.cancel('later');
+    await expect(sleeping).rejects.toBeInstanceOf(TaskCanceledError);
+    expect(heard).toEqual(['signal']);
+  });
+
+  it('a run that sleeps is canceled out of its sleep, and its sleeps leave no callback behind', async () => {
+    let slept = 0;
+    const agent = new Agent({
+      card: { name: 'sleeper' },
+      execute: async (_task, run) => {
+        for (;;) {
+          await run.sleep(1);
+          slept++;
+        }
+      },
+    });
+    const { rest } = await readUntil(
+      agent.handleTaskStreaming(createTask('x', { id: 's1' })),
+      (event) => event.type === 'task.status',
+    );
+    while (slept < 3) await new Promise((resolve) => setTimeout(resolve, 1));
+    const token = agent.getCancellationToken('s1')!;
+    // Each finished sleep took its cancel callback away again: only the run's own race is listed.
+    expect((token as unknown as { early: Set<unknown> }).early.size).toBeLessThanOrEqual(2);
+    await agent.cancelTask('s1', 'enough');
+    expect(finalStatuses(await rest()).map((event) => (event as { state?: string }).state)).toEqual([
+      'canceled',
+    ]);
   });
 
   it('abortError keeps an Error reason and turns a string reason into a TaskCanceledError', async () => {

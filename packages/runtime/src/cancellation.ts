@@ -113,6 +113,29 @@ export function raceCancel<T>(work: Promise<T>, token: CancellationToken): Promi
 }
 
 /**
+ * Waits `ms` milliseconds; rejects with the token's TaskCanceledError as soon as it is canceled. The
+ * wait is a timer and one entry in the token's own callback list: a run that only sleeps (a poll, a
+ * progress tick) never makes the token's AbortController, whose listeners cost more to add and
+ * remove per wait than the wait itself.
+ */
+export function sleepUnlessCanceled(ms: number, token: CancellationToken): Promise<void> {
+  if (token.isCancelled) return Promise.reject(token.error());
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => {
+        off();
+        resolve();
+      },
+      Math.max(0, ms),
+    );
+    const off = token.onCancel(() => {
+      clearTimeout(timer);
+      reject(token.error());
+    });
+  });
+}
+
+/**
  * The TaskCanceledError a signal was aborted with, or a new one for a foreign reason. The runtime
  * passes it to core's `raceAbort` and `sleep` (`@agent/core/internal`), so a waiter always rejects
  * with an Error: the reason when it is one, else a TaskCanceledError (naming a string reason).

@@ -18,7 +18,6 @@ import {
   finalStatusEvent,
   isRecord,
   optionNames,
-  sleep,
   snapshot,
   toWireError,
 } from '@agent/core/internal';
@@ -33,7 +32,7 @@ import { recordTaskEventOnly, type TaskTrace } from '@agent/events/internal';
 import type { ApprovalHandler } from './approvals.js';
 import { runTool, type ActionScope } from './authorize.js';
 import type { BudgetTracker } from './budget-tracker.js';
-import { abortError, type CancellationToken } from './cancellation.js';
+import { sleepUnlessCanceled, type CancellationToken } from './cancellation.js';
 import type { Policy } from './capability-policy.js';
 import { SETTLED, type EventQueue } from './event-queue.js';
 import { withGenAiSink } from './llm/gen-ai-sink.js';
@@ -491,7 +490,7 @@ export class TaskRun implements ActiveTask {
           message: run.onlyRecorded ? copy : jsonClone(message),
         });
       },
-      sleep: (ms) => sleep(ms, run.token.signal, abortError),
+      sleep: (ms) => sleepUnlessCanceled(ms, run.token),
       infer: (options) => run.infer(options),
       sendTaskTo: (target, task) => run.host.delegate(target, task, run),
     };
