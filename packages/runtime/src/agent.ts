@@ -468,13 +468,39 @@ export class Agent implements TaskHandler {
     return run.done;
   }
 
-  /** Runs a task and yields its events as they happen, ending with exactly one final `task.status`. */
-  async *handleTaskStreaming(task: Task, ctx?: CallContext): AsyncIterable<TaskEvent> {
-    const queue = new EventQueue<TaskEvent>(this.streamBufferSize);
-    const run = this.startRun(task, queue, ctx);
-    void this.drive(run);
-    // Leaving the loop early detaches the queue (the run goes on): it is not a cancel.
-    yield* queue;
+  /**
+   * Runs a task and yields its events as they happen, ending with exactly one final `task.status`.
+   * As with a generator, the run starts at the first `next()` (which rejects when the task cannot
+   * start), and an iterable never read runs nothing. Leaving early detaches the stream (the run goes
+   * on): it is not a cancel. The events come straight from the run's queue, one promise each, rather
+   * than through a generator re-yielding another.
+   */
+  handleTaskStreaming(task: Task, ctx?: CallContext): AsyncIterable<TaskEvent> {
+    let events: AsyncIterator<TaskEvent> | null = null;
+    let over = false;
+    const iterator: AsyncIterableIterator<TaskEvent> = {
+      next: () => {
+        if (events === null) {
+          if (over) return Promise.resolve(STREAM_DONE);
+          try {
+            const queue = new EventQueue<TaskEvent>(this.streamBufferSize);
+            const run = this.startRun(task, queue, ctx);
+            void this.drive(run);
+            events = queue[Symbol.asyncIterator]();
+          } catch (error) {
+            over = true;
+            return Promise.reject(error);
+          }
+        }
+        return events.next();
+      },
+      return: () => {
+        over = true;
+        return events?.return ? events.return() : Promise.resolve(STREAM_DONE);
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
   }
 
   /**
@@ -759,6 +785,9 @@ export class Agent implements TaskHandler {
     this.childCancels.add(pending);
   }
 }
+
+/** What a finished stream's `next()` answers. */
+const STREAM_DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 /**
  * Whom a call acts for: its tenant and authenticated principal. A call without a context (direct

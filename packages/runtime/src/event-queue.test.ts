@@ -69,4 +69,21 @@ describe('EventQueue', () => {
     for (const wait of waiting) expect(await settled(wait)).toBe(true);
     expect(queue.push(4, { token })).toBe(SETTLED);
   });
+
+  it('answers overlapping next() calls in order, and return() detaches like leaving a loop', async () => {
+    const queue = new EventQueue<number>(4);
+    const iterator = queue[Symbol.asyncIterator]();
+    const first = iterator.next();
+    const second = iterator.next();
+    void queue.push(1);
+    void queue.push(2);
+    await expect(first).resolves.toEqual({ done: false, value: 1 });
+    await expect(second).resolves.toEqual({ done: false, value: 2 });
+    const third = iterator.next();
+    await expect(iterator.return!()).resolves.toEqual({ done: true, value: undefined });
+    await expect(third).resolves.toEqual({ done: true, value: undefined });
+    expect(queue.isDetached).toBe(true);
+    expect(queue.push(3)).toBe(SETTLED);
+    await expect(iterator.next()).resolves.toEqual({ done: true, value: undefined });
+  });
 });

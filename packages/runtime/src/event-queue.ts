@@ -3,6 +3,8 @@ import type { CancellationToken } from './cancellation.js';
 /** What a push that does not wait returns: one settled promise shared by every such push. */
 export const SETTLED: Promise<void> = Promise.resolve();
 
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
 /**
  * A bounded single-consumer queue between a run and the stream that yields its events. A full
  * queue makes `push` wait (back-pressure on the run) until the consumer takes an item, the
@@ -19,7 +21,8 @@ export class EventQueue<T> implements AsyncIterable<T> {
    * wait cost more than the wait itself.
    */
   private readonly cancelWatches = new Map<CancellationToken, () => void>();
-  private itemWaiter: (() => void) | null = null;
+  /** Takes waiting for an item or the end, oldest first (one, unless the consumer overlaps its calls). */
+  private readonly takers: ((step: IteratorResult<T>) => void)[] = [];
   private closed = false;
   private detached = false;
 
@@ -63,30 +66,56 @@ export class EventQueue<T> implements AsyncIterable<T> {
 
   /** The consumer left: drop what is queued and release every waiting producer. */
   detach(): void {
+    this.release();
+    this.wakeConsumer();
+  }
+
+  /**
+   * The consumer's side, one step at a time. Not an async generator: a step with an item ready
+   * settles as one promise, where a generator (and the `yield*` of whoever re-yields it) would make
+   * several and take several turns of the microtask queue for each item. Leaving early (`return()`)
+   * detaches, as breaking out of a `for await` loop does.
+   */
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
+    const iterator: AsyncIterableIterator<T> = {
+      next: () => this.take(),
+      return: () => {
+        this.detach();
+        return Promise.resolve(DONE);
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  /** The next item, or the end once closed and drained (or detached); waits while the queue is empty. */
+  private take(): Promise<IteratorResult<T>> {
+    if (this.takers.length === 0) {
+      const step = this.step();
+      if (step !== null) return Promise.resolve(step);
+    }
+    return new Promise<IteratorResult<T>>((resolve) => this.takers.push(resolve));
+  }
+
+  /** What the next take gets now, or null when it has to wait for a push or the close. */
+  private step(): IteratorResult<T> | null {
+    if (this.items.length > 0) {
+      const item = this.items.shift() as T;
+      if (this.items.length <= this.capacity) this.spaceWaiters.shift()?.resolve();
+      return { done: false, value: item };
+    }
+    if (!this.closed && !this.detached) return null;
+    // Over: as a generator's `finally` did, nothing is kept and no producer waits any longer.
+    this.release();
+    return DONE;
+  }
+
+  /** Drops what is queued and releases every waiting producer, once; later pushes are dropped. */
+  private release(): void {
     this.detached = true;
     this.items.length = 0;
     for (const waiter of this.spaceWaiters.splice(0)) waiter.resolve();
     this.unwatch();
-    this.wakeConsumer();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    try {
-      for (;;) {
-        if (this.items.length > 0) {
-          const item = this.items.shift() as T;
-          if (this.items.length <= this.capacity) this.spaceWaiters.shift()?.resolve();
-          yield item;
-          continue;
-        }
-        if (this.closed || this.detached) return;
-        await new Promise<void>((resolve) => {
-          this.itemWaiter = resolve;
-        });
-      }
-    } finally {
-      this.detach();
-    }
   }
 
   /** A cancel of `token` ends the waits of the pushes made with it; their items stay queued. */
@@ -106,8 +135,10 @@ export class EventQueue<T> implements AsyncIterable<T> {
   }
 
   private wakeConsumer(): void {
-    const waiter = this.itemWaiter;
-    this.itemWaiter = null;
-    waiter?.();
+    while (this.takers.length > 0) {
+      const step = this.step();
+      if (step === null) return;
+      this.takers.shift()!(step);
+    }
   }
 }
