@@ -23,15 +23,20 @@ export function heldBytes(held: HeldText): number {
   return typeof held === 'string' ? Buffer.byteLength(held, 'utf8') : held.length;
 }
 
-export function compressText(text: string): Promise<Buffer> {
+export async function compressText(text: string): Promise<Buffer> {
   const data = Buffer.from(text, 'utf8');
-  return brotliCompress(data, {
+  const compressed = await brotliCompress(data, {
     params: {
       [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
       [zlib.constants.BROTLI_PARAM_QUALITY]: QUALITY,
       [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length,
     },
   });
+  // zlib hands back a view of its 16 KiB output chunk (or a concatenation in the shared pool): held
+  // for hours, that would keep the whole chunk for a 2 KB result. An exact copy of its own instead.
+  const exact = Buffer.allocUnsafeSlow(compressed.length);
+  compressed.copy(exact);
+  return exact;
 }
 
 /** The text back; off the event loop, for records of any size. */

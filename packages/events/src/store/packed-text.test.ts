@@ -1,0 +1,50 @@
+import { compressText, decompressText, decompressTextSync, heldBytes, PackQueue } from './packed-text.js';
+
+describe('compressText', () => {
+  it('round-trips text, and the result owns exactly its bytes (no view of a bigger buffer)', async () => {
+    const text = JSON.stringify(
+      Array.from({ length: 500 }, (_, i) => ({
+        type: 'task.progress',
+        sequence: i,
+        summary: `step ${i} ☃ 😀`,
+      })),
+    );
+    const packed = await compressText(text);
+    expect(packed.length).toBeLessThan(Buffer.byteLength(text) / 5);
+    expect(packed.buffer.byteLength).toBe(packed.length);
+    expect(packed.byteOffset).toBe(0);
+    expect(heldBytes(packed)).toBe(packed.length);
+    expect(await decompressText(packed)).toBe(text);
+    expect(decompressTextSync(packed)).toBe(text);
+    expect(await decompressText(text)).toBe(text);
+    expect(heldBytes('☃')).toBe(3);
+  });
+});
+
+describe('PackQueue', () => {
+  it('runs jobs one at a time, in order, past a failing one; settled waits for all of them', async () => {
+    const queue = new PackQueue();
+    const log: string[] = [];
+    let running = 0;
+    const job =
+      (name: string, fail = false) =>
+      async () => {
+        running += 1;
+        expect(running).toBe(1);
+        await new Promise((resolve) => setImmediate(resolve));
+        log.push(name);
+        running -= 1;
+        if (fail) throw new Error(name);
+      };
+    queue.add(job('a'));
+    queue.add(job('b', true));
+    queue.add(job('c'));
+    expect(log).toEqual([]);
+    await queue.settled();
+    expect(log).toEqual(['a', 'b', 'c']);
+    queue.add(job('d'));
+    queue.clear();
+    await queue.settled();
+    expect(log).toEqual(['a', 'b', 'c']);
+  });
+});
