@@ -8,9 +8,44 @@ import type { LogConfig } from './config.js';
 const LEVELS = { debug: 20, info: 30, warn: 40, error: 50, silent: Infinity } as const;
 type Level = Exclude<keyof typeof LEVELS, 'silent'>;
 
+/** Writers holding lines not yet written; one `exit` listener writes them all. */
+const unwritten = new Set<() => void>();
+let exitHooked = false;
+
+/**
+ * Writes log lines to stderr once per turn of the event loop, joined: stderr on a pipe or a file is
+ * a synchronous write per call, and a burst of requests (a thousand cancels at once) logs a line
+ * each. The turn's lines go out together after the poll phase, and whatever is left when the
+ * process exits is written then (an `exit` listener runs synchronously).
+ */
+export function turnBufferedWriter(
+  out: { write(text: string): unknown } = process.stderr,
+): (line: string) => void {
+  let lines: string[] = [];
+  const flush = (): void => {
+    unwritten.delete(flush);
+    if (lines.length === 0) return;
+    const text = `${lines.join('\n')}\n`;
+    lines = [];
+    out.write(text);
+  };
+  return (line) => {
+    lines.push(line);
+    if (unwritten.has(flush)) return;
+    unwritten.add(flush);
+    if (!exitHooked) {
+      exitHooked = true;
+      process.once('exit', () => {
+        for (const pending of [...unwritten]) pending();
+      });
+    }
+    setImmediate(flush).unref();
+  };
+}
+
 export function createServerLogger(
   config: Pick<LogConfig, 'level' | 'format'>,
-  write: (line: string) => void = (line) => void process.stderr.write(`${line}\n`),
+  write: (line: string) => void = turnBufferedWriter(),
 ): Logger {
   if (config.format === 'json') return createJsonLogger({ level: config.level, write });
   const threshold = LEVELS[config.level];

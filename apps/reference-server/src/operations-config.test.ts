@@ -1,6 +1,6 @@
 /** The operations settings: log level and format, request logs, metrics and limits. */
 import { loadConfig, parseConfigFile } from './config.js';
-import { createServerLogger, prettyLine } from './logging.js';
+import { createServerLogger, prettyLine, turnBufferedWriter } from './logging.js';
 
 describe('operations settings', () => {
   it('defaults to JSON logs at info with request lines, no metrics, 32 tasks at once and no rate limit', () => {
@@ -92,6 +92,19 @@ describe('log formats', () => {
     expect(pretty[0]).toMatch(
       /^\d\d:\d\d:\d\d\.\d{3} ERROR Unexpected error err="TypeError: bad\\nthing" error_id=e1 tenant=""$/,
     );
+  });
+
+  it('writes the lines of one event-loop turn together, in order, in one write', async () => {
+    const writes: string[] = [];
+    const write = turnBufferedWriter({ write: (text: string) => writes.push(text) });
+    write('first');
+    write('second');
+    expect(writes).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['first\nsecond\n']);
+    write('third');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['first\nsecond\n', 'third\n']);
   });
 
   it('keeps values with spaces, quotes or structure on the one line', () => {
