@@ -19,6 +19,14 @@ describe('compressText', () => {
     expect(await decompressText(text)).toBe(text);
     expect(heldBytes('☃')).toBe(3);
   });
+
+  it('keeps a surrogate pair whole where the text is cut into slices, for text of any length', async () => {
+    for (const before of [32 * 1024 - 1, 32 * 1024, 64 * 1024 - 1]) {
+      const text = `${'a'.repeat(before)}😀${'b'.repeat(40 * 1024)}😀☃`;
+      expect(await decompressText(await compressText(text))).toBe(text);
+    }
+    expect(await decompressText(await compressText(''))).toBe('');
+  });
 });
 
 describe('PackQueue', () => {
