@@ -318,7 +318,7 @@ export class InMemoryRunStore implements RunStore {
     const data = await compressText(text);
     const current = holdsLog();
     if (!current || current.task !== text) return;
-    const delta = data.length - Buffer.byteLength(text, 'utf8');
+    const delta = data.bytes - Buffer.byteLength(text, 'utf8');
     if (delta >= 0) return;
     current.task = data;
     current.bytes += delta;
@@ -349,7 +349,7 @@ export class InMemoryRunStore implements RunStore {
     const text = entry.report;
     const data = await compressText(text);
     if (this.#closed || this.#reports.get(runId) !== entry) return;
-    const delta = data.length - Buffer.byteLength(text, 'utf8');
+    const delta = data.bytes - Buffer.byteLength(text, 'utf8');
     if (delta >= 0) return;
     entry.report = data;
     entry.bytes += delta;

@@ -1,86 +1,94 @@
 /**
  * Cold JSON text held compressed. A finished task's long event log or a big run report is mostly
- * repeated keys, ids and timestamps: Brotli keeps a tenth to a hundredth of it, so a memory store
- * bounded in bytes holds that many more finished tasks in the same memory. Compressing runs on
- * libuv's thread pool, never on the event loop, one record at a time.
+ * repeated keys, ids and timestamps: Brotli keeps a tenth to a fiftieth of it, so a memory store
+ * bounded in bytes holds that many more finished tasks in the same memory.
+ *
+ * Text is compressed in slices of 64K characters, each on its own, on the event loop with a turn
+ * between slices (a slice takes well under a millisecond). Not on the thread pool: there Brotli
+ * allocates its working memory in each pool thread's own malloc arena, which kept ~16 MB after a
+ * burst of big records; on the main thread the same memory is freed and reused in one arena.
  */
-import { once } from 'node:events';
-import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 
-const brotliDecompress = promisify(zlib.brotliDecompress);
+/** Quality 4 of 11: about deflate's speed for a quarter of its size on event logs. */
+const PARAMS = {
+  params: {
+    [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+    [zlib.constants.BROTLI_PARAM_QUALITY]: 4,
+    // A window as large as a slice: nothing further back to refer to.
+    [zlib.constants.BROTLI_PARAM_LGWIN]: 18,
+  },
+};
+
+/** UTF-16 units per slice. */
+const SLICE = 64 * 1024;
+
 /**
- * Quality 4 of 11: on a 10,000-event log it keeps a quarter of what deflate's fastest level keeps,
- * in about the same time; higher qualities cost more time for a few percent.
+ * Compressed text: one compressed slice per 64K characters, each held as a one-byte (latin1)
+ * string, in V8's compacting heap. (A Buffer's backing store is malloc'd: long-lived small ones
+ * scattered among a burst's transient allocations kept malloc's heap from shrinking back.)
  */
-const QUALITY = 4;
-const WINDOW_BITS = 18;
+export class PackedText {
+  readonly bytes: number;
+
+  constructor(readonly slices: readonly string[]) {
+    this.bytes = slices.reduce((sum, slice) => sum + slice.length, 0);
+  }
+}
 
 /** Text as stored: as is, or compressed. */
-export type HeldText = string | Buffer;
+export type HeldText = string | PackedText;
 
 /** Bytes the held text occupies: UTF-8 length of the text, or the compressed length. */
 export function heldBytes(held: HeldText): number {
-  return typeof held === 'string' ? Buffer.byteLength(held, 'utf8') : held.length;
+  return typeof held === 'string' ? Buffer.byteLength(held, 'utf8') : held.bytes;
 }
 
-/** Text goes to the encoder in slices of this many UTF-16 units: no full-size copy of a big record. */
-const SLICE = 32 * 1024;
-
-/**
- * Compresses in slices with a 256 KiB window: the transient memory of one job stays near a megabyte
- * whatever the record's size. (A full-size input copy and Brotli's default 4 MiB window, handed to
- * the thread pool, left tens of MB in malloc's arenas after a burst of big records.)
- */
-export async function compressText(text: string): Promise<Buffer> {
-  const encoder = zlib.createBrotliCompress({
-    params: {
-      [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
-      [zlib.constants.BROTLI_PARAM_QUALITY]: QUALITY,
-      [zlib.constants.BROTLI_PARAM_LGWIN]: WINDOW_BITS,
-    },
-  });
-  const parts: Buffer[] = [];
-  let length = 0;
-  encoder.on('data', (part: Buffer) => {
-    parts.push(part);
-    length += part.length;
-  });
-  const ended = once(encoder, 'end');
-  for (let at = 0; at < text.length;) {
-    let end = Math.min(text.length, at + SLICE);
-    // Never split a surrogate pair: each slice is encoded to UTF-8 on its own.
-    if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
-    if (!encoder.write(text.slice(at, end))) await once(encoder, 'drain');
-    at = end;
-  }
-  encoder.end();
-  await ended;
-  // The encoder's parts are views of its 16 KiB output chunks: held for hours, each would keep its
-  // whole chunk. One exact copy of its own instead.
-  const exact = Buffer.allocUnsafeSlow(length);
-  let offset = 0;
-  for (const part of parts) offset += part.copy(exact, offset);
-  return exact;
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }
 
-/** The text back; off the event loop, for records of any size. */
-export async function decompressText(held: HeldText): Promise<string> {
-  return typeof held === 'string' ? held : (await brotliDecompress(held)).toString('utf8');
+export async function compressText(text: string): Promise<PackedText> {
+  const slices: string[] = [];
+  for (let at = 0; at < text.length || slices.length === 0;) {
+    if (slices.length > 0) await nextTurn();
+    let end = Math.min(text.length, at + SLICE);
+    // Never split a surrogate pair: each slice is encoded to UTF-8 on its own.
+    if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
+    const compressed = zlib.brotliCompressSync(Buffer.from(text.slice(at, end), 'utf8'), PARAMS);
+    slices.push(compressed.toString('latin1'));
+    at = end;
+  }
+  return new PackedText(slices);
 }
 
-/** The text back, on the caller's turn: only for pieces bounded by the packer (event chunks). */
+function decompressSlice(slice: string): string {
+  return zlib.brotliDecompressSync(Buffer.from(slice, 'latin1')).toString('utf8');
+}
+
+/** The text back, a slice per event-loop turn: for records of any size. */
+export async function decompressText(held: HeldText): Promise<string> {
+  if (typeof held === 'string') return held;
+  const parts: string[] = [];
+  for (const slice of held.slices) {
+    if (parts.length > 0) await nextTurn();
+    parts.push(decompressSlice(slice));
+  }
+  return parts.join('');
+}
+
+/** The text back, on the caller's turn: only for pieces of a slice or two (a log's chunks). */
 export function decompressTextSync(held: HeldText): string {
-  return typeof held === 'string' ? held : zlib.brotliDecompressSync(held).toString('utf8');
+  return typeof held === 'string' ? held : held.slices.map(decompressSlice).join('');
 }
 
 /**
- * Runs compression jobs one after another. One at a time keeps the transient copy (a record's text as a
- * Buffer, handed to the thread pool) to one record, however many finish at once.
+ * Runs compression jobs one after another, so that however many records finish at once, one is
+ * being compressed and the event loop gets a turn between its slices.
  */
 export class PackQueue {
   readonly #jobs: (() => Promise<void>)[] = [];
@@ -104,7 +112,7 @@ export class PackQueue {
   async #drain(): Promise<void> {
     try {
       // The save that queued the job answers first.
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
       for (let job = this.#jobs.shift(); job; job = this.#jobs.shift()) {
         // A job that fails leaves its record as text: compressing is an economy, never a condition.
         await job().catch(() => undefined);

@@ -3,14 +3,14 @@
  * possibly compressed in chunks once the task has finished. A chunk holds consecutive events, so a
  * page of a long log decompresses only the chunks it overlaps.
  */
-import { compressText, heldBytes, decompressTextSync } from './packed-text.js';
+import { compressText, decompressTextSync, type PackedText } from './packed-text.js';
 
 interface Chunk {
   /** Index (sequence − 1) of its first event. */
   first: number;
   count: number;
   /** The events' texts joined by `\n` (JSON text never holds a raw newline), compressed. */
-  data: Buffer;
+  data: PackedText;
 }
 
 /** Events per chunk stop growing past this much text: a page read decompresses little more than it reads. */
@@ -112,7 +112,7 @@ export class TaskEventLog {
         first += count;
       }
       // Only appends happened meanwhile, so the taken events are still the head of the tail.
-      const packedBytes = chunks.reduce((sum, chunk) => sum + heldBytes(chunk.data), 0);
+      const packedBytes = chunks.reduce((sum, chunk) => sum + chunk.data.bytes, 0);
       if (packedBytes >= takenBytes) return;
       this.#chunks.push(...chunks);
       this.#packed += taken.length;
