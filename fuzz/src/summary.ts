@@ -29,7 +29,7 @@ export function summaryText(r: FuzzReport): string {
       `slow consumers (${s.targets.join(', ')}, ${s.store} store): ${s.consumers} non-readers for ${s.seconds} s`,
     );
     out.push(
-      `  RSS start ${mb(s.rssStartKiB)}, peak ${mb(s.rssPeakKiB)}, ${s.rssAfter10sKiB === undefined ? '' : `10 s after they left ${mb(s.rssAfter10sKiB)}, `}${s.settleSeconds} s after ${mb(s.rssAfterKiB)} (${s.rssAfterRatio.toFixed(2)}× start; less the ${mb(s.storeAllowanceKiB)} the store may keep, ${s.rssAfterBeyondStoreRatio.toFixed(2)}×: ${s.rssRecovered ? 'within' : 'NOT within'} 10 %)`,
+      `  RSS start ${mb(s.rssStartKiB)}, peak ${mb(s.rssPeakKiB)}, ${s.rssAfter10sKiB === undefined ? '' : `10 s after they left ${mb(s.rssAfter10sKiB)}, `}${s.settleSeconds} s after ${mb(s.rssAfterKiB)} (${s.rssAfterRatio.toFixed(2)}× start: ${s.rssRecovered ? 'within' : 'NOT within'} 10 %)`,
     );
     out.push(
       `  healthy echo latency: before p50 ${s.echoBefore.p50} ms / p99 ${s.echoBefore.p99} ms; during p50 ${s.echoDuring.p50} ms / p99 ${s.echoDuring.p99} ms / max ${s.echoDuring.max} ms, ${s.echoDuring.failures} failures of ${s.echoDuring.count} (${s.echoDuring.overloaded ?? 0} of them refused as overloaded, 503)`,

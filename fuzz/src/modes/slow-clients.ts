@@ -13,7 +13,6 @@ import path from 'node:path';
 import { healthzOnce, LatencyProbe, sleep, stats, type LatencyStats } from '../healthy-caller.js';
 import type { FindingLog } from '../oracle.js';
 import type { FuzzOptions, Target } from '../options.js';
-import { MEMORY_STORE_MAX_BYTES } from '@agent/reference-server';
 import { ServerUnderTest } from '../server.js';
 import { grpcClient, toMetadata, AGENT_SERVICE } from '../wire/grpc-raw.js';
 import { encodeFrame, handshake } from '../wire/ws-raw.js';
@@ -34,13 +33,6 @@ export interface SlowSummary {
   rssAfter10sKiB: number | undefined;
   settleSeconds: number;
   rssAfterRatio: number;
-  /**
-   * What the store may keep in memory of the tasks the consumers started: the memory store's byte
-   * bound, 0 for SQLite (its tasks are on disk).
-   */
-  storeAllowanceKiB: number;
-  /** RSS after, less the store's allowance, over RSS at the start. */
-  rssAfterBeyondStoreRatio: number;
   rssRecovered: boolean;
   /** RSS samples (KiB) once a second during the window. */
   rssSamplesKiB: number[];
@@ -220,11 +212,8 @@ export async function runSlowClients(
     const rssAfter = server.rssKiB();
     const ratio = rssStart && rssAfter ? rssAfter / rssStart : 0;
     // The consumers' runs go on after they leave (leaving is not a cancel: a caller may come back
-    // for its task), and a memory store keeps finished tasks up to its byte bound by design. What
-    // must come back is everything else: the buffers, queues and heap their streams held.
-    const allowanceKiB = options.slowStore === 'memory' ? MEMORY_STORE_MAX_BYTES / 1024 : 0;
-    const beyondStore = rssStart && rssAfter ? Math.max(0, rssAfter - allowanceKiB) / rssStart : 0;
-    const recovered = rssStart !== undefined && rssAfter !== undefined && beyondStore <= 1.1;
+    // for its task) and the store keeps them, within its bound; with the memory store, compressed.
+    const recovered = rssStart !== undefined && rssAfter !== undefined && ratio <= 1.1;
     const alive = server.alive && (await server.healthy(options.hangMs));
     // A process that is gone crashed; one still running but not answering /healthz is starved by
     // the streams it still runs (reported with the other resource figures, not as a crash).
@@ -253,8 +242,8 @@ export async function runSlowClients(
     if (!recovered)
       add(
         'resources',
-        'RSS not back within 10 % (beyond what the store may keep) after slow consumers left',
-        `start ${rssStart} KiB, peak ${rssPeak} KiB, ${settleMs / 1000} s after they left ${rssAfter} KiB (×${ratio.toFixed(2)}; less the store's ${allowanceKiB} KiB, ×${beyondStore.toFixed(2)})`,
+        'RSS not back within 10 % after slow consumers left',
+        `start ${rssStart} KiB, peak ${rssPeak} KiB, ${settleMs / 1000} s after they left ${rssAfter} KiB (×${ratio.toFixed(2)})`,
       );
     if (echoDuring.p99 > 1000)
       add(
@@ -275,8 +264,6 @@ export async function runSlowClients(
       rssAfter10sKiB: rssAfter10s,
       settleSeconds: settleMs / 1000,
       rssAfterRatio: ratio,
-      storeAllowanceKiB: allowanceKiB,
-      rssAfterBeyondStoreRatio: beyondStore,
       rssRecovered: recovered,
       rssSamplesKiB: samples,
       echoBefore,

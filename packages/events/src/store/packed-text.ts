@@ -4,7 +4,7 @@
  * bounded in bytes holds that many more finished tasks in the same memory.
  *
  * Text is compressed in slices of 64K characters, each on its own, on the event loop with a turn
- * between slices (a slice takes well under a millisecond). Not on the thread pool: there Brotli
+ * between slices (a slice takes under a millisecond). Not on the thread pool: there Brotli
  * allocates its working memory in each pool thread's own malloc arena, which kept ~16 MB after a
  * burst of big records; on the main thread the same memory is freed and reused in one arena.
  */
