@@ -37,6 +37,12 @@ export interface OpenRequest {
   throwIfAborted(): void;
   /** Tears the request down (a no-op once the response was read to its end). */
   destroy(): void;
+  /**
+   * The caller has all it wanted (a stream's final event): the rest of the body, the stream's end,
+   * drains so the keep-alive socket goes back to the pool; torn down if it does not end within
+   * {@link RELEASE_DRAIN_MS}.
+   */
+  release(): void;
   /** Turns whatever a read of the response threw into the AgentError that explains it. */
   explain(error: unknown): AgentError;
 }
@@ -46,6 +52,9 @@ function callerAbort(reason: unknown): AgentError {
     ? reason
     : new TaskCanceledError('The call was aborted by the caller', { cause: reason });
 }
+
+/** How long a released response may take to end before its socket is torn down instead of reused. */
+export const RELEASE_DRAIN_MS = 2000;
 
 /** Sends the request and resolves once the response headers arrived. */
 export function openRequest(request: ClientRequest): Promise<OpenRequest> {
@@ -95,6 +104,14 @@ export function openRequest(request: ClientRequest): Promise<OpenRequest> {
         destroy: () => {
           settle();
           if (!response.complete) req.destroy();
+        },
+        release: () => {
+          settle();
+          if (response.complete) return;
+          const teardown = setTimeout(() => req.destroy(), RELEASE_DRAIN_MS);
+          teardown.unref();
+          response.once('close', () => clearTimeout(teardown));
+          response.resume();
         },
       });
     });

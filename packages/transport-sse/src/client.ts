@@ -141,10 +141,13 @@ export class SSEClient {
       accept: EVENT_STREAM_TYPE,
       options,
     });
+    const read = { final: false };
     try {
-      yield* this.readStream(open, mayBeEmpty);
+      yield* this.readStream(open, mayBeEmpty, read);
     } finally {
-      open.destroy();
+      // After the final event the server ends the response: let it, and reuse the socket.
+      if (read.final) open.release();
+      else open.destroy();
     }
   }
 
@@ -176,7 +179,11 @@ export class SSEClient {
   }
 
   /** `mayBeEmpty`: a stream that ends cleanly before its first event is complete, not cut short. */
-  private async *readStream(open: OpenRequest, mayBeEmpty: boolean): AsyncGenerator<TaskEvent> {
+  private async *readStream(
+    open: OpenRequest,
+    mayBeEmpty: boolean,
+    read: { final: boolean },
+  ): AsyncGenerator<TaskEvent> {
     const { response } = open;
     const max = this.settings.maxResponseBytes;
     const status = response.statusCode ?? 0;
@@ -201,15 +208,20 @@ export class SSEClient {
       maxBufferSize: max,
     });
     try {
-      for await (const chunk of response) {
+      // Leaving the loop at the final event must not destroy the response: its end still comes.
+      for await (const chunk of response.iterator({ destroyOnReturn: false })) {
         parser.feed(chunk as string);
         if (failure) throw failure;
         while (frames.length > 0) {
           open.throwIfAborted();
           const event = decodeFrame(frames.shift()!);
           received++;
+          if (isFinalEvent(event)) {
+            read.final = true;
+            yield event;
+            return;
+          }
           yield event;
-          if (isFinalEvent(event)) return;
         }
       }
     } catch (error) {
