@@ -1,47 +1,15 @@
 import { CLIENT_OPERATIONS, createTask, isFinalEvent, type Task, type TaskEvent } from '@agent/core';
-import net from 'node:net';
+import { countingRelay, type CountingRelay } from '@agent/server/testing';
 import { SSETransport } from './sse-transport.js';
 import { startHarness, type Harness } from './test-support/harness.js';
 
-/** A TCP relay in front of the server that counts the connections clients open through it. */
-async function countingRelay(
-  target: URL,
-): Promise<{ url: string; accepted: () => number; close: () => Promise<void> }> {
-  let accepted = 0;
-  const sockets = new Set<net.Socket>();
-  const relay = net.createServer((client) => {
-    accepted += 1;
-    const upstream = net.connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  const { port } = relay.address() as net.AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    accepted: () => accepted,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => relay.close(resolve));
-    },
-  };
-}
-
 describe('SSE client connection reuse', () => {
   let h: Harness;
-  let relay: Awaited<ReturnType<typeof countingRelay>>;
+  let relay: CountingRelay;
   let client: SSETransport;
   beforeAll(async () => {
     h = await startHarness();
-    relay = await countingRelay(new URL(h.url));
+    relay = await countingRelay(h.url);
   });
   beforeEach(() => {
     client = new SSETransport({ url: relay.url });

@@ -14,3 +14,4 @@ export {
   type PrometheusSample,
   type MetricType,
 } from './prometheus-text.js';
+export { countingRelay, type CountingRelay } from './counting-relay.js';
