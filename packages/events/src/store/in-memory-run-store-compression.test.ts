@@ -137,7 +137,10 @@ describe('InMemoryRunStore compression of finished records', () => {
   it('keeps small records as text, and everything as text with compressAboveBytes Infinity', async () => {
     const small = new InMemoryRunStore();
     await small.saveTaskSnapshot(createTask('echo hi', { id: 's', state: 'completed' }));
+    // A task that logged 1,000 events (about 100 KB of JSON) is under the default 256 KiB too.
+    await finishedWithLog(small, 'medium', 1000);
     const smallBytes = small.usage.bytes;
+    expect(smallBytes).toBeGreaterThan(64 * 1024);
     await small.settled();
     expect(small.usage.bytes).toBe(smallBytes);
 
