@@ -35,7 +35,7 @@ import {
   type TaskColumns,
 } from './records.js';
 import { InsertionQueue } from './insertion-queue.js';
-import { compressText, decompressText, PackQueue, type HeldText } from './packed-text.js';
+import { compressText, decompressText, PackQueue, type HeldText, type PackedText } from './packed-text.js';
 import { TaskEventLog } from './task-event-log.js';
 import type {
   RunReportQuery,
@@ -315,15 +315,22 @@ export class InMemoryRunStore implements RunStore {
         this.#bytes += delta;
       });
     const text = entry.task;
-    if (typeof text !== 'string' || Buffer.byteLength(text, 'utf8') <= this.#compressAbove) return;
-    const data = await compressText(text);
+    if (typeof text !== 'string') return;
+    const packed = await this.#smaller(text);
     const current = holdsLog();
-    if (!current || current.task !== text) return;
-    const delta = data.bytes - Buffer.byteLength(text, 'utf8');
-    if (delta >= 0) return;
-    current.task = data;
-    current.bytes += delta;
-    this.#bytes += delta;
+    if (!packed || !current || current.task !== text) return;
+    current.task = packed.data;
+    current.bytes += packed.delta;
+    this.#bytes += packed.delta;
+  }
+
+  /** `text` compressed and the change in bytes, when it is over the threshold and comes out smaller. */
+  async #smaller(text: string): Promise<{ data: PackedText; delta: number } | null> {
+    const textBytes = Buffer.byteLength(text, 'utf8');
+    if (textBytes <= this.#compressAbove) return null;
+    const data = await compressText(text);
+    const delta = data.bytes - textBytes;
+    return delta < 0 && !this.#closed ? { data, delta } : null;
   }
 
   async saveRunReport(report: RunReport): Promise<void> {
@@ -347,14 +354,11 @@ export class InMemoryRunStore implements RunStore {
 
   async #packReport(runId: string, entry: ReportEntry): Promise<void> {
     if (this.#closed || this.#reports.get(runId) !== entry || typeof entry.report !== 'string') return;
-    const text = entry.report;
-    const data = await compressText(text);
-    if (this.#closed || this.#reports.get(runId) !== entry) return;
-    const delta = data.bytes - Buffer.byteLength(text, 'utf8');
-    if (delta >= 0) return;
-    entry.report = data;
-    entry.bytes += delta;
-    this.#bytes += delta;
+    const packed = await this.#smaller(entry.report);
+    if (!packed || this.#reports.get(runId) !== entry) return;
+    entry.report = packed.data;
+    entry.bytes += packed.delta;
+    this.#bytes += packed.delta;
   }
 
   async getTaskRecord(taskId: string, owner?: TaskOwner): Promise<TaskRecord | null> {

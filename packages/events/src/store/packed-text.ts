@@ -42,11 +42,6 @@ export class PackedText {
 /** Text as stored: as is, or compressed. */
 export type HeldText = string | PackedText;
 
-/** Bytes the held text occupies: UTF-8 length of the text, or the compressed length. */
-export function heldBytes(held: HeldText): number {
-  return typeof held === 'string' ? Buffer.byteLength(held, 'utf8') : held.bytes;
-}
-
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }

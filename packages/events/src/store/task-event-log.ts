@@ -13,8 +13,8 @@ interface Chunk {
   data: PackedText;
 }
 
-/** Events per chunk stop growing past this much text: a page read decompresses little more than it reads. */
-const CHUNK_TEXT_BYTES = 64 * 1024;
+/** Events per chunk stop growing past this many characters: a page read decompresses little more than it reads. */
+const CHUNK_CHARS = 64 * 1024;
 
 /** The bytes one event's text counts for: as a listing reads it back, `{"sequence":N,"event":…}`. */
 function eventBytes(text: string, sequence: number): number {
@@ -93,18 +93,16 @@ export class TaskEventLog {
     if (this.#packing || this.#tail.length === 0) return;
     this.#packing = true;
     try {
+      // The whole tail, whose bytes were counted as it was appended.
       const taken = this.#tail.slice();
+      const takenBytes = this.#tailBytes;
       const chunks: Chunk[] = [];
-      let takenBytes = 0;
       let first = 0;
       while (first < taken.length) {
         let count = 0;
-        let text = 0;
-        while (first + count < taken.length && (count === 0 || text < CHUNK_TEXT_BYTES)) {
-          const sequence = this.#packed + first + count + 1;
-          const size = eventBytes(taken[first + count]!, sequence);
-          text += size;
-          takenBytes += size;
+        let chars = 0;
+        while (first + count < taken.length && (count === 0 || chars < CHUNK_CHARS)) {
+          chars += taken[first + count]!.length;
           count += 1;
         }
         const data = await compressText(taken.slice(first, first + count).join('\n'));
