@@ -216,12 +216,10 @@ export class SSEClient {
           open.throwIfAborted();
           const event = decodeFrame(frames.shift()!);
           received++;
-          if (isFinalEvent(event)) {
-            read.final = true;
-            yield event;
-            return;
-          }
+          // Set before the yield: a reader that stops at the final event stops there.
+          read.final = isFinalEvent(event);
           yield event;
+          if (read.final) return;
         }
       }
     } catch (error) {
