@@ -29,7 +29,6 @@ import {
   type Logger,
 } from '@agent/core';
 import {
-  copyWith,
   finalStatusEvent,
   normalizeHeaders,
   parseCancelRequest,
@@ -47,6 +46,7 @@ import { failedEnding, TaskEventStream } from './stream-rule.js';
 import { parseGetTask, parseList, parseSubscribe, withHistory } from './task-queries.js';
 import { ledgerFor, STREAM_WINDOW, unrecordedRun, type LiveTask, type TaskLedger } from './task-ledger.js';
 import { awaitRemoteRun, RemoteFollow } from './remote-task.js';
+import { sequencedEvents } from './sequenced-events.js';
 import { Admission, type RunTicket } from './admission.js';
 import { type CallerTaskLimit, callerLimitOption } from './caller-limit.js';
 import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
@@ -783,7 +783,7 @@ export class ServerPipeline {
       after,
       limit: live.base - after,
     });
-    const prefix = earlier.map(({ sequence, event }) => copyWith(event, 'sequence', sequence) as TaskEvent);
+    const prefix = sequencedEvents(earlier);
     return { live, after: live.base, starter: false, prefix };
   }
 
@@ -862,7 +862,7 @@ export class ServerPipeline {
   /** A finished task's stored events after `after`, each with the sequence the store gave it. */
   private async storedEvents(owner: TaskOwner, taskId: string, after: number): Promise<TaskEvent[]> {
     const stored = await this.tasks.store.listTaskEvents(owner, taskId, { after });
-    return stored.map(({ sequence, event }) => copyWith(event, 'sequence', sequence) as TaskEvent);
+    return sequencedEvents(stored);
   }
 
   /** A unary operation by name, for wires that carry the name (JSON-RPC methods, WebSocket ops, gRPC oneofs). */

@@ -1,5 +1,5 @@
 import { isFinalEvent, type Task, type TaskEvent } from '@agent/core';
-import { copyWith } from '@agent/core/internal';
+import { sequencedEvents } from './sequenced-events.js';
 import type { RunStore, TaskCoordination, TaskOwner, TaskWatch } from '@agent/events';
 
 /** A run is going on somewhere while its record says so; every other state waits for nobody. */
@@ -47,9 +47,7 @@ export class RemoteFollow {
       }
       const rows = await this.store.listTaskEvents(this.owner, this.taskId, { after: this.last });
       if (rows.length > 0) {
-        this.batch = rows.map(
-          ({ sequence, event: logged }) => copyWith(logged, 'sequence', sequence) as TaskEvent,
-        );
+        this.batch = sequencedEvents(rows);
         this.last = rows[rows.length - 1]!.sequence;
         continue;
       }

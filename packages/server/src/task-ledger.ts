@@ -18,6 +18,7 @@ import {
 } from '@agent/events';
 import { copyWith } from '@agent/core/internal';
 import { isRunningState } from './remote-task.js';
+import { sequencedEvents } from './sequenced-events.js';
 
 /**
  * How many events a streamed run may record past what the caller that started it has read before
@@ -312,7 +313,7 @@ export class TaskLedger {
     const live = new LiveTask({ tenant: owner.tenant, principal_id: owner.principal_id }, task, base);
     live.readStored = async (after, limit) => {
       const rows = await this.store.listTaskEvents(live.owner, task.id, { after, limit });
-      return rows.map(({ sequence, event }) => copyWith(event, 'sequence', sequence) as TaskEvent);
+      return sequencedEvents(rows);
     };
     this.running.set(key, live);
     const writes = new TaskWrites(this.store, this.coordination, live, this.logger, this.queued);
