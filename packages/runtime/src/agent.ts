@@ -44,7 +44,7 @@ import { BudgetTracker } from './budget-tracker.js';
 import { CancellationToken, raceCancel } from './cancellation.js';
 import { CapabilityPolicy, type Policy } from './capability-policy.js';
 import { errorTypeOf, traced } from './error-type.js';
-import { EventQueue } from './event-queue.js';
+import { DONE, EventQueue } from './event-queue.js';
 import type { LLM } from './llm/types.js';
 import { isTransportName, loadTransport, TRANSPORT_NAMES, type TransportName } from './load-transport.js';
 import {
@@ -481,7 +481,7 @@ export class Agent implements TaskHandler {
     const iterator: AsyncIterableIterator<TaskEvent> = {
       next: () => {
         if (events === null) {
-          if (over) return Promise.resolve(STREAM_DONE);
+          if (over) return Promise.resolve(DONE);
           try {
             const queue = new EventQueue<TaskEvent>(this.streamBufferSize);
             const run = this.startRun(task, queue, ctx);
@@ -496,7 +496,7 @@ export class Agent implements TaskHandler {
       },
       return: () => {
         over = true;
-        return events?.return ? events.return() : Promise.resolve(STREAM_DONE);
+        return events?.return ? events.return() : Promise.resolve(DONE);
       },
       [Symbol.asyncIterator]: () => iterator,
     };
@@ -785,9 +785,6 @@ export class Agent implements TaskHandler {
     this.childCancels.add(pending);
   }
 }
-
-/** What a finished stream's `next()` answers. */
-const STREAM_DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 /**
  * Whom a call acts for: its tenant and authenticated principal. A call without a context (direct

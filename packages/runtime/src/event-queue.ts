@@ -3,7 +3,8 @@ import type { CancellationToken } from './cancellation.js';
 /** What a push that does not wait returns: one settled promise shared by every such push. */
 export const SETTLED: Promise<void> = Promise.resolve();
 
-const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+/** What a finished stream's `next()` answers. */
+export const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 /**
  * A bounded single-consumer queue between a run and the stream that yields its events. A full
