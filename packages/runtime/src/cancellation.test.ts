@@ -1,3 +1,4 @@
+import * as net from 'node:net';
 import {
   createArtifact,
   createTask,
@@ -419,6 +420,53 @@ describe('cancellation primitives', () => {
     withSignal.cancel('later');
     await expect(sleeping).rejects.toBeInstanceOf(TaskCanceledError);
     expect(heard).toEqual(['signal']);
+  });
+
+  it('sleeps that come due together wake in order, a few per turn, with I/O served between them', async () => {
+    // A real socket pair: bytes written at the first wake are read by the server's next poll.
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const accepted = new Promise<net.Socket>((resolve) => server.once('connection', resolve));
+    const client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+    const peer = await accepted;
+    try {
+      const sleepers = 256;
+      const order: number[] = [];
+      let wokenWhenRead = -1;
+      peer.once('data', () => {
+        wokenWhenRead = order.length;
+      });
+      const token = new CancellationToken();
+      await Promise.all(
+        Array.from({ length: sleepers }, async (_, index) => {
+          await sleepUnlessCanceled(5, token);
+          if (order.length === 0) client.write('x');
+          order.push(index);
+        }),
+      );
+      expect(order).toEqual(Array.from({ length: sleepers }, (_, index) => index));
+      // Every timer came due in one turn: run back to back, the read would wait for all 256 wakes.
+      expect(wokenWhenRead).toBeGreaterThan(0);
+      expect(wokenWhenRead).toBeLessThan(sleepers / 4);
+    } finally {
+      client.destroy();
+      peer.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('a sleep canceled after its time came but before its wake rejects, and the others still wake', async () => {
+    const tokens = Array.from({ length: 64 }, () => new CancellationToken());
+    const outcomes = await Promise.allSettled(
+      tokens.map(async (token, index) => {
+        await sleepUnlessCanceled(5, token);
+        // The first to wake cancels the last, whose timer has fired by now too.
+        if (index === 0) tokens[63]!.cancel('late');
+      }),
+    );
+    expect(outcomes.slice(0, 63).every((outcome) => outcome.status === 'fulfilled')).toBe(true);
+    expect(outcomes[63]).toEqual({ status: 'rejected', reason: tokens[63]!.error() });
   });
 
   it('a run that sleeps is canceled out of its sleep, and its sleeps leave no callback behind', async () => {

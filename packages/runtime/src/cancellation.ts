@@ -1,4 +1,5 @@
 import { TaskCanceledError } from '@agent/core';
+import { wakeSoon } from './wake-queue.js';
 
 /**
  * The live cancel switch of one task: an AbortController whose reason is a TaskCanceledError.
@@ -116,19 +117,27 @@ export function raceCancel<T>(work: Promise<T>, token: CancellationToken): Promi
  * Waits `ms` milliseconds; rejects with the token's TaskCanceledError as soon as it is canceled. The
  * wait is a timer and one entry in the token's own callback list: a run that only sleeps (a poll, a
  * progress tick) never makes the token's AbortController, whose listeners cost more to add and
- * remove per wait than the wait itself.
+ * remove per wait than the wait itself. A due wait resumes through the wake queue, a few per
+ * event-loop turn, so many tasks waking together never hold I/O for the whole batch.
  */
 export function sleepUnlessCanceled(ms: number, token: CancellationToken): Promise<void> {
   if (token.isCancelled) return Promise.reject(token.error());
   return new Promise<void>((resolve, reject) => {
+    // Due, the wake waits its turn in the wake queue; a cancel meanwhile still rejects it.
+    let settled = false;
     const timer = setTimeout(
-      () => {
-        off();
-        resolve();
-      },
+      () =>
+        wakeSoon(() => {
+          if (settled) return;
+          settled = true;
+          off();
+          resolve();
+        }),
       Math.max(0, ms),
     );
     const off = token.onCancel(() => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       reject(token.error());
     });

@@ -1,0 +1,51 @@
+/**
+ * Timer wakes handed out a few per event-loop turn.
+ *
+ * Node runs every timer that is due in one turn back to back, with only microtasks between them;
+ * I/O waits for the last. A thousand running tasks whose progress ticks come due together (they
+ * drift into step: a tick delayed by a busy turn is re-armed beside the others it waited with)
+ * would then hold a cancel request, a health check or any other caller for the whole batch, tens
+ * of milliseconds. Here a due wake is queued and released in slices from `setImmediate`, so the
+ * loop polls for I/O between slices and no caller waits longer than one slice.
+ */
+
+/** Wakes released per turn: each resumes a task until its next wait (a progress event or so). */
+const WAKES_PER_TURN = 8;
+/** Released entries at the head of the queue dropped in one splice once this many piled up. */
+const COMPACT_AFTER = 1024;
+
+const due: ((() => void) | undefined)[] = [];
+let head = 0;
+let scheduled = false;
+
+/** Calls `wake` within a few turns, after the wakes queued before it, I/O polled in between. */
+export function wakeSoon(wake: () => void): void {
+  due.push(wake);
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(releaseSlice);
+  }
+}
+
+function releaseSlice(): void {
+  const end = Math.min(due.length, head + WAKES_PER_TURN);
+  try {
+    while (head < end) {
+      const wake = due[head];
+      due[head++] = undefined;
+      wake?.();
+    }
+  } finally {
+    if (head === due.length) {
+      due.length = 0;
+      head = 0;
+      scheduled = false;
+    } else {
+      if (head >= COMPACT_AFTER) {
+        due.splice(0, head);
+        head = 0;
+      }
+      setImmediate(releaseSlice);
+    }
+  }
+}
