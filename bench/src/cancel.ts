@@ -2,14 +2,18 @@
  * Cancel latency: `n` tasks running `sleep 60000` on the reference server, each followed by its
  * caller over `POST /tasks/stream`, then canceled with `POST /tasks/cancel`, all at once or one at a
  * time. Measured per task from the moment its cancel is written: until the cancel call's own 200
- * (the canceled Task), and until the task's caller gets its final `canceled` status.
+ * (the canceled Task), and until the task's caller gets its final `canceled` status. The callers
+ * run in a process of their own (cancel-followers.ts): this one only sends cancels and reads their
+ * answers, so what it times is the server's, not its own reading of ten thousand events a second.
  *
  * Raw node:http here rather than a transport's client: the figure is the server's, and axios would
  * add its own milliseconds to a 5 ms target.
  */
+import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
-import { createParser } from 'eventsource-parser';
+import path from 'node:path';
+import { FOLLOW_BATCH, followedTaskId, wallNow, type FollowerMessage } from './cancel-followers.js';
 import type { ServerChild } from './child.js';
 import { percentile } from './stats.js';
 
@@ -23,89 +27,47 @@ export interface CancelResult {
   sleepingCpuShare: number;
 }
 
-interface Followed {
-  id: string;
-  /** The first event: the task runs. */
-  started: Promise<void>;
-  /** The final status and when it arrived (performance.now()). */
-  final: Promise<{ state: string; at: number }>;
+interface Final {
+  state: string;
+  /** Wall-clock ms (wallNow) when the caller read it. */
+  at: number;
 }
 
-const BATCH = 100;
-const TIMESTAMP = '2026-01-01T00:00:00.000Z';
-
-function sleepTask(id: string): string {
-  return JSON.stringify({
-    id,
-    state: 'submitted',
-    messages: [
-      {
-        id: `m-${id}`,
-        role: 'user',
-        parts: [{ type: 'text', content: 'sleep 60000' }],
-        timestamp: TIMESTAMP,
-      },
-    ],
-    artifacts: [],
-    metadata: {},
-    created_at: TIMESTAMP,
-  });
+/** The followers' process: resolves once every task runs; `final(i)` is the ith task's ending. */
+interface Followers {
+  final(index: number): Promise<Final>;
+  stop(): void;
 }
 
-function follow(base: URL, agent: http.Agent, id: string): Followed {
-  let markStarted!: () => void;
-  let failStarted!: (error: Error) => void;
-  const started = new Promise<void>((resolve, reject) => {
-    markStarted = resolve;
-    failStarted = reject;
+function startFollowers(base: URL, run: string, n: number): Promise<Followers> {
+  const child: ChildProcess = fork(path.join(__dirname, 'cancel-followers.js'), [base.href, run, String(n)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const final = new Promise<{ state: string; at: number }>((resolve, reject) => {
-    const fail = (error: Error) => {
-      failStarted(error);
+  const finals = Array.from({ length: n }, () => {
+    let settle!: { resolve: (final: Final) => void; reject: (error: Error) => void };
+    const promise = new Promise<Final>((resolve, reject) => (settle = { resolve, reject }));
+    promise.catch(() => undefined);
+    return { promise, ...settle };
+  });
+  const failAll = (error: Error) => finals.forEach((final) => final.reject(error));
+  return new Promise((resolve, reject) => {
+    child.on('message', (message: FollowerMessage) => {
+      if (message.type === 'final') finals[message.index]?.resolve({ state: message.state, at: message.at });
+      else if (message.type === 'error' && message.index !== undefined)
+        finals[message.index]?.reject(new Error(message.message));
+      else if (message.type === 'error') reject(new Error(`followers: ${message.message}`));
+      else
+        resolve({
+          final: (index) => finals[index]!.promise,
+          stop: () => child.kill(),
+        });
+    });
+    child.once('exit', (code) => {
+      const error = new Error(`the followers' process exited (code ${code})`);
       reject(error);
-    };
-    const body = sleepTask(id);
-    const req = http.request(
-      {
-        host: base.hostname,
-        port: base.port,
-        method: 'POST',
-        path: '/tasks/stream',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        if (res.statusCode !== 200) {
-          res.resume();
-          fail(new Error(`stream of ${id}: HTTP ${res.statusCode}`));
-          return;
-        }
-        let done = false;
-        const parser = createParser({
-          onEvent: (message) => {
-            markStarted();
-            if (message.event !== 'task.status') return;
-            const event = JSON.parse(message.data) as { final?: boolean; state?: string };
-            if (!event.final) return;
-            done = true;
-            resolve({ state: event.state ?? '', at: performance.now() });
-          },
-        });
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => parser.feed(chunk));
-        res.on('end', () => {
-          if (!done) fail(new Error(`stream of ${id} ended without a final status`));
-        });
-        res.on('error', (error) => fail(new Error(`stream of ${id}: ${error.message}`)));
-      },
-    );
-    req.on('error', (error) => fail(new Error(`stream of ${id}: ${error.message}`)));
-    req.end(body);
+      failAll(error);
+    });
   });
-  // Awaited later; until then a failure must not count as unhandled.
-  final.catch(() => undefined);
-  started.catch(() => undefined);
-  return { id, started, final };
 }
 
 function connect(base: URL): Promise<net.Socket> {
@@ -117,7 +79,7 @@ function connect(base: URL): Promise<net.Socket> {
 }
 
 /**
- * `n` connections, opened `BATCH` at a time while the server is idle. The kernel completes a
+ * `n` connections, opened `FOLLOW_BATCH` at a time while the server is idle. The kernel completes a
  * handshake before the server accepts it; a server kept busy (by a thousand tasks' events) can let
  * more than its listen backlog wait unaccepted, and those are later reset. Opened before the tasks
  * start, every one is accepted at once; with no request on them yet, Node's 60 s headers timeout is
@@ -125,8 +87,10 @@ function connect(base: URL): Promise<net.Socket> {
  */
 async function connectMany(base: URL, n: number): Promise<net.Socket[]> {
   const sockets: net.Socket[] = [];
-  for (let i = 0; i < n; i += BATCH)
-    sockets.push(...(await Promise.all(Array.from({ length: Math.min(BATCH, n - i) }, () => connect(base)))));
+  for (let i = 0; i < n; i += FOLLOW_BATCH)
+    sockets.push(
+      ...(await Promise.all(Array.from({ length: Math.min(FOLLOW_BATCH, n - i) }, () => connect(base)))),
+    );
   return sockets;
 }
 
@@ -154,7 +118,7 @@ function prepareCancel(base: URL, socket: net.Socket, taskId: string): PendingCa
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
-          const at = performance.now();
+          const at = wallNow();
           socket.destroy();
           const task = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { state?: string };
           if (res.statusCode !== 200 || task.state !== 'canceled')
@@ -180,19 +144,13 @@ export async function cancelLatency(
   observeMs: number,
 ): Promise<CancelResult> {
   const base = new URL(server.urls.http);
-  const streams = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-  const followed: Followed[] = [];
   const run = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   // All at once: one connection per cancel, opened before any task runs (see connectMany).
   const sockets = mode === 'at-once' ? await connectMany(base, n) : [];
+  let followers: Followers | undefined;
   try {
-    for (let i = 0; i < n; i += BATCH) {
-      const batch = Array.from({ length: Math.min(BATCH, n - i) }, (_, j) =>
-        follow(base, streams, `cancel-${run}-${i + j}`),
-      );
-      await Promise.all(batch.map((task) => task.started));
-      followed.push(...batch);
-    }
+    followers = await startFollowers(base, run, n);
+    const tasks = followers;
     // What the running tasks cost by themselves (their progress events), the load every cancel
     // below competes with.
     const before = await server.probe();
@@ -202,31 +160,32 @@ export async function cancelLatency(
     const sleepingCpuShare = (after.cpuMicros - before.cpuMicros) / 1000 / (performance.now() - observedFrom);
     const caller: number[] = [];
     const cancel: number[] = [];
-    const record = async (task: Followed, pending: PendingCancel, sentAt: number) => {
-      const [answeredAt, final] = await Promise.all([pending.answered, task.final]);
-      if (final.state !== 'canceled') throw new Error(`task ${task.id} ended ${final.state}, not canceled`);
+    const record = async (index: number, pending: PendingCancel, sentAt: number) => {
+      const [answeredAt, final] = await Promise.all([pending.answered, tasks.final(index)]);
+      if (final.state !== 'canceled')
+        throw new Error(`task ${followedTaskId(run, index)} ended ${final.state}, not canceled`);
       cancel.push(answeredAt - sentAt);
       caller.push(final.at - sentAt);
     };
     if (mode === 'at-once') {
-      const pending = followed.map((task, i) => prepareCancel(base, sockets[i]!, task.id));
+      const pending = sockets.map((socket, i) => prepareCancel(base, socket, followedTaskId(run, i)));
       // Requests get their sockets on the next turn; after it, end() writes at once, so every
       // cancel leaves within the loop below and its clock starts when it does.
       await nextTurn();
       const records: Promise<void>[] = [];
       for (let i = 0; i < n; i++) {
-        const sentAt = performance.now();
+        const sentAt = wallNow();
         pending[i]!.req.end(pending[i]!.body);
-        records.push(record(followed[i]!, pending[i]!, sentAt));
+        records.push(record(i, pending[i]!, sentAt));
       }
       await Promise.all(records);
     } else {
-      for (const task of followed) {
-        const pending = prepareCancel(base, await connect(base), task.id);
+      for (let i = 0; i < n; i++) {
+        const pending = prepareCancel(base, await connect(base), followedTaskId(run, i));
         await nextTurn();
-        const sentAt = performance.now();
+        const sentAt = wallNow();
         pending.req.end(pending.body);
-        await record(task, pending, sentAt);
+        await record(i, pending, sentAt);
       }
     }
     return {
@@ -238,7 +197,7 @@ export async function cancelLatency(
       sleepingCpuShare,
     };
   } finally {
-    streams.destroy();
+    followers?.stop();
     for (const socket of sockets) socket.destroy();
   }
 }
