@@ -1,5 +1,6 @@
 import { TaskAlreadyRunningError, type Task, type TaskState } from '@agent/core';
 import type { TaskOwner } from '@agent/events';
+import { ReleasingMap } from '@agent/core/internal';
 import { InsertionQueue } from '@agent/events/internal';
 import type { CancellationToken } from './cancellation.js';
 
@@ -45,7 +46,8 @@ export interface TaskRegistryOptions {
  * of finished ones. No timers: expiry is checked on access, so the registry holds no handles.
  */
 export class TaskRegistry {
-  private readonly active = new Map<string, ActiveTask>();
+  /** A run's whole object graph hangs off its entry: deleted, it must die young (ReleasingMap). */
+  private readonly active = new ReleasingMap<string, ActiveTask>();
   /**
    * Oldest first. Not a Map: one that forgets from its front leaves a hole per forgotten entry, and
    * finding the oldest entry walks over all of them, on every finished task.

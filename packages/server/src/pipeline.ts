@@ -35,9 +35,11 @@ import {
   readTaskPayload,
   toWireError,
   numberOption,
+  ReleasingMap,
 } from '@agent/core/internal';
 import { authenticateRequest, type Authenticator } from '@agent/auth';
 import type { RunStore, TaskOwner } from '@agent/events';
+import { HandlerContext } from './handler-context.js';
 import { withSecuritySchemes } from './card.js';
 import { EventFeed, type FeedSource } from './event-feed.js';
 import { requestedTenant, type OperationName, type RequestInfo } from './request.js';
@@ -162,6 +164,8 @@ export function streamStallMsOption(value: number | undefined): number {
   return numberOption('streamStallMs', value, DEFAULT_STREAM_STALL_MS, { min: 1, integer: true });
 }
 
+let callSerial = 0;
+
 /**
  * One authenticated request on its way through the pipeline. Built by {@link ServerPipeline.open};
  * a wire adapter passes it back to the operation it decoded.
@@ -177,6 +181,8 @@ export class ServerCall {
   taskStore: object | undefined;
   /** When the request arrived (`performance.now()`), for its duration in the request log and the metrics. */
   startedAt: number = performance.now();
+  /** The call's number in this process: its key among the pipeline's calls in flight. */
+  readonly serial = ++callSerial;
   private headerCopy: Record<string, string> | undefined;
 
   /**
@@ -198,28 +204,15 @@ export class ServerCall {
     });
   }
 
-  /**
-   * The handler's CallContext. The signal and the normalized header copy are built on first access,
-   * so a handler that reads neither costs nothing; they are own enumerable getters, so spreading the
-   * context keeps them.
-   */
+  /** The handler's CallContext (see HandlerContext: signal and headers built on first read). */
   context(): CallContext {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
-    const call = this;
-    const ctx: CallContext = {
-      transport: this.transport,
-      tenant: this.tenant,
-      get signal() {
-        return call.request.signal;
-      },
-      get headers() {
-        call.headerCopy ??= normalizeHeaders(call.request.headers);
-        return call.headerCopy;
-      },
-    };
-    if (this.security) ctx.security = this.security;
-    if (this.taskStore) ctx.taskStore = this.taskStore;
-    return ctx;
+    return new HandlerContext(this);
+  }
+
+  /** The request headers with lowercase names, copied on first use. */
+  normalizedHeaders(): Record<string, string> {
+    this.headerCopy ??= normalizeHeaders(this.request.headers);
+    return this.headerCopy;
   }
 }
 
@@ -244,7 +237,8 @@ export class ServerPipeline {
   /** Active tasks and streams (the requests themselves are counted by the observer). */
   private readonly metrics: PipelineMetrics | undefined;
   private stateValue: ServerState = 'starting';
-  private readonly inFlight = new Set<ServerCall>();
+  /** Keyed by `ServerCall.serial`: a call's request and task hang off it, and must die young (ReleasingMap). */
+  private readonly inFlight = new ReleasingMap<number, ServerCall>();
   private drained: (() => void) | undefined;
   /** The running tasks and the store every task, snapshot and event is recorded in. */
   readonly tasks: TaskLedger;
@@ -522,7 +516,7 @@ export class ServerPipeline {
     const run = new ServerCall(request, call.security, this.transport, call.tenant);
     run.taskId = taskId;
     run.taskStore = this.tasks.store;
-    this.inFlight.add(run);
+    this.inFlight.set(run.serial, run);
     return run;
   }
 
@@ -687,7 +681,7 @@ export class ServerPipeline {
   }
 
   private feed(call: ServerCall, operation: string, open: () => Promise<FeedSource>): EventFeed {
-    this.inFlight.add(call);
+    this.inFlight.set(call.serial, call);
     this.metrics?.stream(this.transport, 1);
     // The feed is built here, so its count is read through this holder once it exists.
     const holder: { feed?: EventFeed } = {};
@@ -930,14 +924,14 @@ export class ServerPipeline {
     if (await settlesWithin(allDone, graceMs)) return;
     // A task may have several calls in flight (its run, its caller's feed, subscribers): cancel it once.
     const left = new Map<string, ServerCall>();
-    for (const call of this.inFlight) {
+    for (const call of this.inFlight.values()) {
       if (call.taskId === undefined) continue;
       left.set(JSON.stringify([call.owner.tenant, call.owner.principal_id, call.taskId]), call);
     }
     await Promise.all([...left.values()].map((call) => this.cancelForShutdown(call)));
     if (await settlesWithin(allDone, ABORT_GRACE_MS)) return;
     const reason = new UnavailableError('The server stopped before the request finished');
-    for (const call of this.inFlight) call.request.abort?.(reason);
+    for (const call of this.inFlight.values()) call.request.abort?.(reason);
     await settlesWithin(allDone, ABORT_GRACE_MS);
   }
 
@@ -959,7 +953,7 @@ export class ServerPipeline {
 
   /** Runs one operation as an in-flight call; failures leave through the error policy. */
   private track<T>(call: ServerCall, operation: string, work: () => Promise<T> | T): Promise<T> {
-    this.inFlight.add(call);
+    this.inFlight.set(call.serial, call);
     let result: Promise<T>;
     try {
       result = Promise.resolve(work());
@@ -982,7 +976,7 @@ export class ServerPipeline {
   }
 
   private release(call: ServerCall): void {
-    this.inFlight.delete(call);
+    this.inFlight.delete(call.serial);
     if (this.drained && this.inFlight.size === 0) this.drained();
   }
 }

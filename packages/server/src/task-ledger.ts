@@ -16,7 +16,7 @@ import {
   type TaskOwner,
   type TaskRecord,
 } from '@agent/events';
-import { copyWith } from '@agent/core/internal';
+import { copyWith, ReleasingMap } from '@agent/core/internal';
 import { isRunningState } from './remote-task.js';
 import { sequencedEvents } from './sequenced-events.js';
 
@@ -242,7 +242,8 @@ export type TaskLookup = { live: LiveTask } | { remote: TaskRecord } | { record:
  * once they are all done, so whoever finds it gone finds all of it in the store.
  */
 export class TaskLedger {
-  private readonly running = new Map<string, LiveTask>();
+  /** A run's events and snapshots hang off its entry: deleted, it must die young (ReleasingMap). */
+  private readonly running = new ReleasingMap<string, LiveTask>();
   private readonly writes = new WeakMap<LiveTask, TaskWrites>();
   private readonly queued: WriteState = { writes: 0, failing: false };
   /** Present when replicas share the store: how this ledger reaches the tasks the others run. */

@@ -9,9 +9,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CREDENTIAL_QUERY_PARAMS } from '@agent/auth';
-import type { HeaderBag, RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
+import type { ServerCall, ServerPipeline } from '@agent/server';
 import {
   answerAfterDrain,
+  NodeRequest,
   readJsonBody,
   requestPath,
   unsupportedEncoding,
@@ -79,38 +80,17 @@ export abstract class ExchangeRoute implements HttpEndpoint {
 }
 
 /** One request on its way through a route; it is also what the pipeline sees of the request. */
-export class Exchange implements RequestInfo {
+export class Exchange extends NodeRequest {
   call: ServerCall | undefined;
 
   constructor(
     readonly route: ExchangeRoute,
-    readonly req: IncomingMessage,
+    req: IncomingMessage,
     readonly res: ServerResponse,
-    private readonly scope: RequestScope,
+    scope: RequestScope,
     readonly parsed: unknown,
-  ) {}
-
-  get headers(): HeaderBag {
-    return this.req.headers;
-  }
-
-  /** Parsed only when asked for: an authenticator reading credentials, or a route reading its query. */
-  get query(): URLSearchParams | undefined {
-    const url = this.req.url ?? '';
-    const q = url.indexOf('?');
-    return q === -1 ? undefined : new URLSearchParams(url.slice(q + 1));
-  }
-
-  get signal(): AbortSignal {
-    return this.scope.signal;
-  }
-
-  get remoteAddress(): string | undefined {
-    return this.req.socket.remoteAddress;
-  }
-
-  abort(reason: unknown): void {
-    this.scope.abort(reason);
+  ) {
+    super(req, scope);
   }
 
   /**

@@ -7,11 +7,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError, NotFoundError, ParseError, type AgentCard } from '@agent/core';
-import type { RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
+import type { ServerCall, ServerPipeline } from '@agent/server';
 import {
   answerAfterDrain,
   isRouteMiss,
   MalformedJsonError,
+  NodeRequest,
   readJsonBody,
   requestPath,
   RouteTable,
@@ -61,17 +62,7 @@ export class SSEServerAdapter {
 
   private serve(req: IncomingMessage, res: ServerResponse, scope: RequestScope): void {
     const target = req.url ?? '/';
-    const q = target.indexOf('?');
-    const request: RequestInfo = {
-      headers: req.headers,
-      query: q === -1 ? undefined : new URLSearchParams(target.slice(q + 1)),
-      // Read lazily: the scope builds its AbortController only for whoever asks.
-      get signal() {
-        return scope.signal;
-      },
-      remoteAddress: req.socket.remoteAddress,
-      abort: (reason) => scope.abort(reason),
-    };
+    const request = new NodeRequest(req, scope);
     // Authentication comes before routing, so an unauthenticated caller learns nothing about routes.
     this.pipeline
       .open(request)

@@ -9,6 +9,7 @@ export {
   type RequestListener,
   type UpgradeListener,
 } from './node-host.js';
+export { NodeRequest } from './node-request.js';
 export {
   readJsonBody,
   parseJsonBody,

@@ -8,6 +8,7 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { InvalidRequestError, UnavailableError, ValueError, type TlsOptions } from '@agent/core';
+import { ReleasingMap } from '@agent/core/internal';
 import type { ServerState } from '../pipeline.js';
 import { settlesWithin } from '../pipeline.js';
 import { answerClientError } from './client-error.js';
@@ -95,9 +96,13 @@ export const DEFAULT_CONNECTION_LIMITS: Readonly<ConnectionLimits> = Object.free
 const TIMEOUT_CHECK_MS = 1_000;
 
 interface Tracked {
+  /** Its key among the requests in flight. */
+  serial: number;
   scope: RequestScope;
   res: ServerResponse;
 }
+
+let requestSerial = 0;
 
 const SCOPE = Symbol('agent.requestScope');
 type ScopedResponse = ServerResponse & { [SCOPE]?: Tracked; host?: NodeHost };
@@ -124,7 +129,8 @@ const READINESS: Record<ServerState, { status: number; body: { status: string } 
  */
 export class NodeHost {
   private server: Server | undefined;
-  private readonly inFlight = new Set<Tracked>();
+  /** Keyed by `Tracked.serial`: a request's response hangs off it, and must die young (ReleasingMap). */
+  private readonly inFlight = new ReleasingMap<number, Tracked>();
   private readonly healthPath: string;
   private readonly readyPath: string;
   private drained: (() => void) | undefined;
@@ -195,7 +201,7 @@ export class NodeHost {
       const allDone = new Promise<void>((resolve) => (this.drained = resolve));
       if (!(await settlesWithin(allDone, ABORT_GRACE_MS))) {
         const reason = new UnavailableError('The server stopped before the request finished');
-        for (const tracked of this.inFlight) tracked.scope.abort(reason);
+        for (const tracked of this.inFlight.values()) tracked.scope.abort(reason);
         await settlesWithin(allDone, ABORT_GRACE_MS);
       }
     }
@@ -242,8 +248,8 @@ export class NodeHost {
         return;
       }
     }
-    const tracked: Tracked = { scope: new RequestScope(), res };
-    this.inFlight.add(tracked);
+    const tracked: Tracked = { serial: ++requestSerial, scope: new RequestScope(), res };
+    this.inFlight.set(tracked.serial, tracked);
     const scoped = res as ScopedResponse;
     scoped[SCOPE] = tracked;
     scoped.host = this;
@@ -263,7 +269,7 @@ export class NodeHost {
 
   /** Called once per request when its response closes (sent, or the client went away). */
   release(tracked: Tracked): void {
-    this.inFlight.delete(tracked);
+    this.inFlight.delete(tracked.serial);
     if (this.drained && this.inFlight.size === 0) this.drained();
   }
 }
