@@ -424,17 +424,7 @@ export class TaskRun implements ActiveTask {
     // The handle outlives `this` binding in user code (destructured methods), so it closes over the run.
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const run = this;
-    return {
-      taskId: this.taskId,
-      get context() {
-        return run.context;
-      },
-      token: this.token,
-      // Read on demand: the token makes its AbortController only for a run that uses the signal.
-      get signal() {
-        return run.token.signal;
-      },
-      budget: this.tracker,
+    return new LiveRunHandle(run, run.token, {
       emit: (event) => run.emit(event),
       progress: (progress, message) => {
         if (progress !== null && (typeof progress !== 'number' || !(progress >= 0 && progress <= 1))) {
@@ -493,7 +483,7 @@ export class TaskRun implements ActiveTask {
       sleep: (ms) => sleepUnlessCanceled(ms, run.token),
       infer: (options) => run.infer(options),
       sendTaskTo: (target, task) => run.host.delegate(target, task, run),
-    };
+    });
   }
 
   private async infer(options: InferOptions = {}): Promise<InferenceResult> {
@@ -535,6 +525,55 @@ export class TaskRun implements ActiveTask {
     } finally {
       this.currentStep = null;
     }
+  }
+}
+
+/** What a run's handle does besides its two live reads: the run's own closures. */
+type HandleMethods = Omit<RunHandle, 'taskId' | 'context' | 'token' | 'signal' | 'budget'>;
+
+/**
+ * The RunHandle given to `execute`. `context` and `signal` are read live, through getters on this
+ * class's prototype. Written as getters in an object literal they were new closures per run, and V8
+ * cannot keep a fast shape for such an object: every handle was a dictionary-mode object, and every
+ * finished run behind one (its task copies, events, recorder) survived the young generation's
+ * collections until a full one, ~8 KB per run copied into the old generation.
+ */
+class LiveRunHandle implements RunHandle {
+  readonly taskId: string;
+  readonly token: CancellationToken;
+  readonly budget: BudgetTracker;
+  readonly emit: HandleMethods['emit'];
+  readonly progress: HandleMethods['progress'];
+  readonly callTool: HandleMethods['callTool'];
+  readonly addArtifact: HandleMethods['addArtifact'];
+  readonly addMessage: HandleMethods['addMessage'];
+  readonly sleep: HandleMethods['sleep'];
+  readonly infer: HandleMethods['infer'];
+  readonly sendTaskTo: HandleMethods['sendTaskTo'];
+  readonly #run: { readonly context: RunContext };
+
+  constructor(run: TaskRun, token: CancellationToken, methods: HandleMethods) {
+    this.taskId = run.taskId;
+    this.token = token;
+    this.budget = run.tracker;
+    this.emit = methods.emit;
+    this.progress = methods.progress;
+    this.callTool = methods.callTool;
+    this.addArtifact = methods.addArtifact;
+    this.addMessage = methods.addMessage;
+    this.sleep = methods.sleep;
+    this.infer = methods.infer;
+    this.sendTaskTo = methods.sendTaskTo;
+    this.#run = run;
+  }
+
+  get context(): RunContext {
+    return this.#run.context;
+  }
+
+  /** Read on demand: the token makes its AbortController only for a run that uses the signal. */
+  get signal(): AbortSignal {
+    return this.token.signal;
   }
 }
 
