@@ -19,7 +19,11 @@ describe('ReleasingMap', () => {
     expect(map.delete('a')).toBe(false);
     expect(map.has('a')).toBe(false);
     expect([...map]).toEqual([['b', 2]]);
+    expect([...map.keys()]).toEqual(['b']);
     expect(map.size).toBe(1);
+    map.clear();
+    expect(map.size).toBe(0);
+    expect(map.get('b')).toBeUndefined();
   });
 
   describe('in a long-lived table, a deleted value dies in the young generation', () => {

@@ -40,6 +40,16 @@ export class ReleasingMap<K, V> implements Iterable<[K, V]> {
     return this.#cells.delete(key);
   }
 
+  /** Empties every cell, then the table. */
+  clear(): void {
+    for (const cell of this.#cells.values()) cell.value = undefined;
+    this.#cells.clear();
+  }
+
+  keys(): IterableIterator<K> {
+    return this.#cells.keys();
+  }
+
   *values(): IterableIterator<V> {
     for (const cell of this.#cells.values()) yield cell.value as V;
   }

@@ -11,7 +11,7 @@ import {
   type AgentError,
   type TlsOptions,
 } from '@agent/core';
-import { raceAbort, type TransportAddress } from '@agent/core/internal';
+import { raceAbort, ReleasingMap, type TransportAddress } from '@agent/core/internal';
 import {
   formatHostPort,
   settlesWithin,
@@ -86,6 +86,8 @@ const AGENT_SERVICE_RAW_REQUESTS = {
  * One RPC in flight. Its signal aborts when the client goes away (deadline, cancel) or when a stop
  * gives up on it; neither is a task cancel.
  */
+let scopeSerial = 0;
+
 class RpcScope {
   /** The answer went to grpc-js; a later `cancelled` event is just the call ending. */
   answered = false;
@@ -94,6 +96,8 @@ class RpcScope {
    * call ends now (the feed ends, a stop gives up on it, the server closes) it ends with OK.
    */
   finalWritten = false;
+  /** Its key among the open streams. */
+  readonly serial = ++scopeSerial;
   readonly request: RequestInfo;
   private readonly controller = new AbortController();
 
@@ -122,7 +126,8 @@ class RpcScope {
 export class GrpcServerAdapter {
   private readonly server: Server;
   /** `Stream` and `Subscribe` calls not yet ended, so a stop can end those that are answered. */
-  private readonly openStreams = new Map<StreamCall, RpcScope>();
+  /** Keyed by `RpcScope.serial`: a stream's call and feed hang off it, and must die young (ReleasingMap). */
+  private readonly openStreams = new ReleasingMap<number, { call: StreamCall; scope: RpcScope }>();
   /** What the health service reports now; NOT_SERVING for good once a stop began. */
   private serving: ServingStatus = 'SERVING';
   private stopping = false;
@@ -218,7 +223,7 @@ export class GrpcServerAdapter {
    */
   async close(): Promise<void> {
     this.markStopping();
-    for (const [call, scope] of this.openStreams) {
+    for (const { call, scope } of this.openStreams.values()) {
       if (scope.finalWritten) this.endStream(call, scope);
     }
     const shutdown = new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
@@ -271,13 +276,13 @@ export class GrpcServerAdapter {
 
   private serveFeed(call: StreamCall, operation: string, open: (opened: ServerCall) => EventFeed): void {
     const scope = new RpcScope(call);
-    this.openStreams.set(call, scope);
+    this.openStreams.set(scope.serial, { call, scope });
     void this.pumpFeed(call, scope, operation, open).then(
       () => this.endStream(call, scope),
       (error: AgentError) => {
         // A caller that has its final status is answered: what fails after it is not its business.
         if (scope.finalWritten) return this.endStream(call, scope);
-        this.openStreams.delete(call);
+        this.openStreams.delete(scope.serial);
         if (scope.answered) return;
         scope.answered = true;
         if (!call.cancelled) call.emit('error', toStatusObject(error));
@@ -287,7 +292,7 @@ export class GrpcServerAdapter {
 
   /** Ends a stream with OK, once. */
   private endStream(call: StreamCall, scope: RpcScope): void {
-    this.openStreams.delete(call);
+    this.openStreams.delete(scope.serial);
     if (scope.answered) return;
     scope.answered = true;
     if (!call.cancelled) call.end();

@@ -10,7 +10,7 @@ import {
   type TaskEvent,
   type TlsOptions,
 } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { isRecord, ReleasingMap } from '@agent/core/internal';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import {
@@ -50,7 +50,8 @@ interface PendingCall {
 
 /** One client socket (data or control) with many calls in flight, matched by request id. */
 export class ClientConnection {
-  private readonly calls = new Map<string, PendingCall>();
+  /** A call's answer hangs off its entry: deleted, it must die young (ReleasingMap). */
+  private readonly calls = new ReleasingMap<string, PendingCall>();
   private closeListeners: Array<() => void> = [];
 
   private constructor(

@@ -5,7 +5,7 @@ import {
   type AgentError,
   type TaskEvent,
 } from '@agent/core';
-import { raceAbort } from '@agent/core/internal';
+import { raceAbort, ReleasingMap } from '@agent/core/internal';
 import type { EventFeed, OperationName, RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
 import type WebSocket from 'ws';
 import type { RawData } from 'ws';
@@ -55,7 +55,8 @@ interface InFlight {
 export class SocketSession {
   /** Resolves once the socket has closed. */
   readonly closed: Promise<void>;
-  private readonly calls = new Map<string, InFlight>();
+  /** A call's request and task hang off its entry: deleted, it must die young (ReleasingMap). */
+  private readonly calls = new ReleasingMap<string, InFlight>();
   private idle: (() => void) | undefined;
   private readonly sender: BoundedSender;
   private readonly pipeline: ServerPipeline;

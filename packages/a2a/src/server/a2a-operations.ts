@@ -16,6 +16,7 @@ import {
   nowIso,
   parseIsoTimestamp,
 } from '@agent/core';
+import { ReleasingMap } from '@agent/core/internal';
 import type { EventFeed, ServerCall, ServerPipeline } from '@agent/server';
 import { a2aError } from '../a2a-errors.js';
 import type { PushNotifier } from '../push/push-notifier.js';
@@ -151,7 +152,8 @@ const RESERVED_METADATA = new Set(['run_context', 'session_id', 'cancel_reason',
 
 export class A2AOperations {
   /** One push follower per task (owner + id), running while the task does. */
-  private readonly followers = new Map<string, EventFeed>();
+  /** A follower's feed hangs off its entry: deleted, it must die young (ReleasingMap). */
+  private readonly followers = new ReleasingMap<string, EventFeed>();
 
   constructor(
     private readonly pipeline: ServerPipeline,
