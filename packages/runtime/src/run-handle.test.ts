@@ -1,7 +1,8 @@
 import { setFlagsFromString } from 'node:v8';
-import { createTask, type RunContext } from '@agent/core';
+import { createTask } from '@agent/core';
 import { InMemoryRunStore } from '@agent/events';
 import { Agent } from './agent.js';
+import type { RunContext } from './run-context.js';
 import type { RunHandle } from './task-run.js';
 
 // `%HaveSameMap` reads V8's hidden class of two objects; the flag must be set before it is parsed.
