@@ -136,6 +136,58 @@ function prepareCancel(base: URL, socket: net.Socket, taskId: string): PendingCa
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/**
+ * One cancel per open socket, all written in one loop: requests get their sockets on the next turn;
+ * after it, end() writes at once, so every cancel leaves within the loop and its clock starts when
+ * it does. `sent(i, pending, sentAt)` is called as each leaves; its results are returned.
+ */
+async function sendAtOnce<T>(
+  base: URL,
+  sockets: net.Socket[],
+  taskId: (index: number) => string,
+  sent: (index: number, pending: PendingCancel, sentAt: number) => T,
+): Promise<T[]> {
+  const pending = sockets.map((socket, i) => prepareCancel(base, socket, taskId(i)));
+  await nextTurn();
+  const results: T[] = [];
+  for (let i = 0; i < pending.length; i++) {
+    const sentAt = wallNow();
+    pending[i]!.req.end(pending[i]!.body);
+    results.push(sent(i, pending[i]!, sentAt));
+  }
+  return results;
+}
+
+/** What the HTTP floor of the cancel subjects measured. */
+export interface CancelFloorResult {
+  tasks: number;
+  cancelP50Ms: number;
+  cancelP99Ms: number;
+}
+
+/**
+ * The floor under "all cancels at once": the same `n` requests, on `n` connections opened first and
+ * written in the same loop, to a server that answers each at once (bare node:http, nothing behind
+ * it). Whatever this takes, no server doing real work per cancel can beat.
+ */
+export async function cancelFloor(server: ServerChild, n: number): Promise<CancelFloorResult> {
+  const base = new URL(server.urls.http);
+  const sockets = await connectMany(base, n);
+  try {
+    const latencies = await Promise.all(
+      await sendAtOnce(
+        base,
+        sockets,
+        (i) => `floor-${i}`,
+        async (_i, pending, sentAt) => (await pending.answered) - sentAt,
+      ),
+    );
+    return { tasks: n, cancelP50Ms: percentile(latencies, 50), cancelP99Ms: percentile(latencies, 99) };
+  } finally {
+    for (const socket of sockets) socket.destroy();
+  }
+}
+
 /** `observeMs`: how long the server's CPU is read while every task sleeps, before any cancel. */
 export async function cancelLatency(
   server: ServerChild,
@@ -168,17 +220,14 @@ export async function cancelLatency(
       caller.push(final.at - sentAt);
     };
     if (mode === 'at-once') {
-      const pending = sockets.map((socket, i) => prepareCancel(base, socket, followedTaskId(run, i)));
-      // Requests get their sockets on the next turn; after it, end() writes at once, so every
-      // cancel leaves within the loop below and its clock starts when it does.
-      await nextTurn();
-      const records: Promise<void>[] = [];
-      for (let i = 0; i < n; i++) {
-        const sentAt = wallNow();
-        pending[i]!.req.end(pending[i]!.body);
-        records.push(record(i, pending[i]!, sentAt));
-      }
-      await Promise.all(records);
+      await Promise.all(
+        await sendAtOnce(
+          base,
+          sockets,
+          (i) => followedTaskId(run, i),
+          (i, pending, sentAt) => record(i, pending, sentAt),
+        ),
+      );
     } else {
       for (let i = 0; i < n; i++) {
         const pending = prepareCancel(base, await connect(base), followedTaskId(run, i));

@@ -221,6 +221,8 @@ or one at a time (the next once the last was answered). Timed from the moment a 
 The callers read their streams in a process of their own: the process that sends and times the
 cancels reads nothing else (in one process, reading the callers' ten thousand events a second
 delayed the reading of an answer by up to 10 ms).
+The first row is the floor: bare \`node:http\` (its own process) answering the same requests, written
+the same way, at once and with nothing behind them.
 The CPU column is the server's over 1 s while every task sleeps, before the first cancel: the
 tasks' progress events (one per task every 100 ms), the load each cancel competes with.
 

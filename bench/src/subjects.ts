@@ -14,7 +14,7 @@ import {
   a2aStreamOnce,
   checkA2ASend,
 } from './a2a.js';
-import { cancelLatency } from './cancel.js';
+import { cancelFloor, cancelLatency } from './cancel.js';
 import {
   BENCH_SERVERS,
   referenceServerMain,
@@ -96,6 +96,8 @@ export const ids = {
       : `sweep:${server}:${connections}`,
   payload: (server: 'bare' | 'ref', bytes: number) => `payload:${server}:${bytes}`,
   cancel: (mode: 'at-once' | 'one-at-a-time') => `cancel:${mode}`,
+  /** Bare node:http answering the same cancels at once, with nothing behind them. */
+  cancelFloor: 'cancel:floor',
   replicas: 'replicas:postgres',
   idleWs: 'idle:ws',
 };
@@ -367,6 +369,13 @@ export function buildSubjects(
     );
   }
 
+  subjects.push({
+    id: ids.cancelFloor,
+    group: 'cancel',
+    name: `bare node:http answering ${settings.cancelTasks.toLocaleString('en-US')} cancels sent at once (no task behind them)`,
+    server: bare,
+    run: async (server) => ({ values: { ...(await cancelFloor(server, settings.cancelTasks)) } }),
+  });
   for (const mode of ['at-once', 'one-at-a-time'] as const)
     subjects.push({
       id: ids.cancel(mode),

@@ -1,6 +1,8 @@
 /**
  * The floor: a bare `node:http` JSON echo (read the body, parse, do the echo work, stringify,
  * write), run as its own process like every server under test. Port 0: the OS picks a free one.
+ * `POST /tasks/cancel` answers `{ id, state: "canceled" }` at once: the HTTP floor of the cancel
+ * subjects (there is no task behind it).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +14,12 @@ const server = createServer((req, res) => {
   req.on('end', () => {
     let body: string;
     try {
-      body = JSON.stringify(echoReply(JSON.parse(Buffer.concat(chunks).toString('utf8')) as EchoTask));
+      const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+      body = JSON.stringify(
+        req.url === '/tasks/cancel'
+          ? { id: (parsed as { task_id?: unknown }).task_id, state: 'canceled' }
+          : echoReply(parsed as EchoTask),
+      );
     } catch {
       res.writeHead(400).end();
       return;
