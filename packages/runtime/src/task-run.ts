@@ -424,7 +424,7 @@ export class TaskRun implements ActiveTask {
     // The handle outlives `this` binding in user code (destructured methods), so it closes over the run.
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const run = this;
-    return new LiveRunHandle(run, run.token, {
+    return new LiveRunHandle(run, {
       emit: (event) => run.emit(event),
       progress: (progress, message) => {
         if (progress !== null && (typeof progress !== 'number' || !(progress >= 0 && progress <= 1))) {
@@ -552,9 +552,9 @@ class LiveRunHandle implements RunHandle {
   readonly sendTaskTo: HandleMethods['sendTaskTo'];
   readonly #run: { readonly context: RunContext };
 
-  constructor(run: TaskRun, token: CancellationToken, methods: HandleMethods) {
+  constructor(run: TaskRun, methods: HandleMethods) {
     this.taskId = run.taskId;
-    this.token = token;
+    this.token = run.token;
     this.budget = run.tracker;
     this.emit = methods.emit;
     this.progress = methods.progress;
