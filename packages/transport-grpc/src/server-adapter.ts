@@ -82,12 +82,12 @@ const AGENT_SERVICE_RAW_REQUESTS = {
   subscribe: { ...pb.AgentServiceService.subscribe, requestDeserialize: passThrough },
 } satisfies ServiceDefinition;
 
+let scopeSerial = 0;
+
 /**
  * One RPC in flight. Its signal aborts when the client goes away (deadline, cancel) or when a stop
  * gives up on it; neither is a task cancel.
  */
-let scopeSerial = 0;
-
 class RpcScope {
   /** The answer went to grpc-js; a later `cancelled` event is just the call ending. */
   answered = false;
@@ -125,8 +125,10 @@ class RpcScope {
 
 export class GrpcServerAdapter {
   private readonly server: Server;
-  /** `Stream` and `Subscribe` calls not yet ended, so a stop can end those that are answered. */
-  /** Keyed by `RpcScope.serial`: a stream's call and feed hang off it, and must die young (ReleasingMap). */
+  /**
+   * `Stream` and `Subscribe` calls not yet ended, so a stop can end those that are answered. Keyed by
+   * `RpcScope.serial` in a ReleasingMap: an ended stream's call and feed must die young.
+   */
   private readonly openStreams = new ReleasingMap<number, { call: StreamCall; scope: RpcScope }>();
   /** What the health service reports now; NOT_SERVING for good once a stop began. */
   private serving: ServingStatus = 'SERVING';

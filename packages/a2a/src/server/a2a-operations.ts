@@ -151,8 +151,7 @@ function messageReply(task: Task): A2AMessage {
 const RESERVED_METADATA = new Set(['run_context', 'session_id', 'cancel_reason', 'error']);
 
 export class A2AOperations {
-  /** One push follower per task (owner + id), running while the task does. */
-  /** A follower's feed hangs off its entry: deleted, it must die young (ReleasingMap). */
+  /** One push follower per task (owner + id), running while the task does; a ReleasingMap, so a removed feed dies young. */
   private readonly followers = new ReleasingMap<string, EventFeed>();
 
   constructor(
