@@ -285,6 +285,70 @@ describe('SqliteGroupCommit', () => {
     }
   });
 
+  it('runs a batch whose writes all succeed once each, without a savepoint per write', async () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE t (v TEXT)');
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    const commit = new SqliteGroupCommit(db, { maxWrites: 10 });
+    const runs: string[] = [];
+    const savepointOpen: boolean[] = [];
+    const write = (value: string) =>
+      commit.enqueue(value, [], () => {
+        runs.push(value);
+        // A write inside a savepoint can release it; outside one, SQLite knows no such savepoint.
+        try {
+          db.exec('RELEASE batched_write');
+          savepointOpen.push(true);
+        } catch {
+          savepointOpen.push(false);
+        }
+        insert.run(value);
+      });
+    try {
+      await Promise.all([write('a'), write('b'), write('c')]);
+      expect(runs).toEqual(['a', 'b', 'c']);
+      expect(savepointOpen).toEqual([false, false, false]);
+      expect(db.prepare('SELECT v FROM t').pluck().all()).toEqual(['a', 'b', 'c']);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('undoes all a failing write did before it threw, runs its batch again, and commits the others once', async () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE t (v TEXT)');
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    const commit = new SqliteGroupCommit(db, { maxWrites: 10 });
+    const runs: string[] = [];
+    try {
+      const results = await Promise.allSettled([
+        commit.enqueue('first', [], () => {
+          runs.push('first');
+          return insert.run('a').changes;
+        }),
+        commit.enqueue('second', [], () => {
+          runs.push('second');
+          insert.run('b1');
+          insert.run('b2');
+          throw new ValueError('the second write fails half way');
+        }),
+        commit.enqueue('third', [], () => {
+          runs.push('third');
+          return insert.run('c').changes;
+        }),
+      ]);
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((results[0] as PromiseFulfilledResult<number>).value).toBe(1);
+      expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(ValueError);
+      // Once without savepoints up to the failure, then the whole batch again with them.
+      expect(runs).toEqual(['first', 'second', 'first', 'second', 'third']);
+      expect(db.prepare('SELECT v FROM t ORDER BY v').pluck().all()).toEqual(['a', 'c']);
+      expect(db.inTransaction).toBe(false);
+    } finally {
+      db.close();
+    }
+  });
+
   it('names what its queued writes touch until they are committed', async () => {
     const db = new Database(':memory:');
     const commit = new SqliteGroupCommit(db, { maxWrites: 10 });

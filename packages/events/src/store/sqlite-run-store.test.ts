@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,7 @@ import { completedRun } from '../test-support/fixtures.js';
 import { describeRunStore } from '../testing/run-store-suite.js';
 import { DEFAULT_OWNER } from './run-store.js';
 import { SQLITE_SCHEMA_VERSION, SqliteRunStore } from './sqlite-run-store.js';
+import { WAL_CHECKPOINT_PAGES } from './sqlite-support.js';
 
 const run = promisify(execFile);
 let dir: string;
@@ -224,6 +225,28 @@ describe('SqliteRunStore file behaviour', () => {
     await store.saveTaskSnapshot(createTask('m', { id: 'mem' }));
     expect((await store.getTaskRecord('mem'))?.task_id).toBe('mem');
     store.close();
+  });
+});
+
+describe('SqliteRunStore write-ahead log', () => {
+  it('lets the log grow past SQLite\'s default 1,000 pages before checkpointing, and checkpoints by its own limit', async () => {
+    const path = join(dir, 'checkpoint.db');
+    const store = new SqliteRunStore({ path });
+    const walPages = () => statSync(`${path}-wal`).size / 4096;
+    try {
+      // Each snapshot is its own commit, with ~16 KiB of text: five pages or so of the log.
+      const text = 'x'.repeat(16 * 1024);
+      for (let i = 0; i < 400; i += 1) await store.saveTaskSnapshot(createTask(`${text}${i}`, { id: `wal-${i}` }));
+      expect(walPages()).toBeGreaterThan(1_500);
+      expect(walPages()).toBeLessThan(WAL_CHECKPOINT_PAGES * 1.1);
+      for (let i = 400; i < 3_000; i += 1)
+        await store.saveTaskSnapshot(createTask(`${text}${i}`, { id: `wal-${i}` }));
+      // Past the limit a commit copied the log into the file and the log started over.
+      expect(walPages()).toBeLessThan(WAL_CHECKPOINT_PAGES * 1.1);
+      expect(statSync(path).size).toBeGreaterThan(1_000 * 4096);
+    } finally {
+      store.close();
+    }
   });
 });
 

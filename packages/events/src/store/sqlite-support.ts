@@ -66,14 +66,28 @@ export function openSqlite(options: OpenSqliteOptions): BetterSqlite3.Database {
   }
 }
 
+/** Pages the write-ahead log grows to before a commit copies them into the file (SQLite's default: 1,000). */
+export const WAL_CHECKPOINT_PAGES = 4_000;
+/** What is left of the log file after a checkpoint emptied it, in bytes. */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
 /**
  * WAL lets other processes (and other stores on the same file) read while one writes; NORMAL sync
  * is durable across application crashes. The journal mode is a property of the file, so every
  * store opening it agrees.
+ *
+ * A checkpoint writes each page the log holds once, however many commits changed it, and syncs the
+ * file: with SQLite's default of 1,000 pages a store taking a few thousand tasks a second
+ * checkpointed several times a second, a sixth of its CPU. A larger log is checkpointed less often
+ * but for longer, and the commit that crosses the limit waits for it: 4,000 pages (16 MiB) took
+ * most of the gain (10,000 took a little more CPU off, and added ~20 ms to the slowest answers).
+ * Every connection checkpoints at the same size; the log file is cut back after a burst.
  */
 export function useWriteAheadLog(db: BetterSqlite3.Database): void {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
 }
 
 /**
