@@ -61,6 +61,7 @@ export {
 } from './approvals/approval-records.js';
 export { approvalKey, DecisionWaiters, type WaitedRequest } from './approvals/decision-waiters.js';
 export { InsertionQueue } from './store/insertion-queue.js';
+export { reportOfStoredText } from './store/stored-report.js';
 export {
   TaskTrace,
   TaskTracing,

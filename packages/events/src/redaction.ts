@@ -75,18 +75,6 @@ function globalPattern(pattern: RegExp): RegExp {
 }
 
 /**
- * `policy.redactedJson(value)` for a value in which the plain-data object `shared` occurs more than
- * once, e.g. a run report's final task, which is also the task of its final event: the object's
- * text is written once and repeated wherever it occurs. The text is the same byte for byte.
- */
-export function redactedJsonSharing(policy: RedactionPolicy, value: unknown, shared: object): string {
-  return sharing(policy, value, shared);
-}
-
-/** Set by RedactionPolicy's static block: {@link redactedJsonSharing} needs the policy's writer. */
-let sharing: (policy: RedactionPolicy, value: unknown, shared: object) => string;
-
-/**
  * Masks secrets in a deep copy of any JSON-like value; the input is never mutated. Keys are kept
  * and their values replaced, so the shape of a report or header map stays readable.
  */
@@ -166,29 +154,18 @@ export class RedactionPolicy {
    * always what one serializer read and masked.
    */
   redactedJson(value: unknown): string {
-    return this.#plainJson(value, null, '') ?? this.#replacerJson(value);
-  }
-
-  static {
-    sharing = (policy, value, shared) => {
-      const sharedText = policy.#plainJson(shared, null, '');
-      if (sharedText === null) return policy.redactedJson(value);
-      return policy.#plainJson(value, shared, sharedText) ?? policy.#replacerJson(value);
-    };
+    return this.#plainJson(value) ?? this.#replacerJson(value);
   }
 
   /**
    * The one-pass writer's text of `value`, or null when it is not plain data (the replacer path
-   * then decides). `shared`, met anywhere in `value`, is written as `sharedText`: its text by this
-   * writer.
+   * then decides).
    */
-  #plainJson(value: unknown, shared: object | null, sharedText: string): string | null {
+  #plainJson(value: unknown): string | null {
     if (typeof value !== 'object' || value === null) return null;
     // A getter that serializes again while this call writes takes a piece list of its own.
     const out = spareText ?? new JsonText();
     spareText = null;
-    out.shared = shared;
-    out.sharedText = sharedText;
     out.inherited = hasInheritedKeys();
     try {
       this.#container(value, 0, out);
@@ -242,7 +219,6 @@ export class RedactionPolicy {
         return;
       case 'object':
         if (value === null) out.push('null');
-        else if (value === out.shared) out.push(out.sharedText);
         else this.#container(value, depth, out);
         return;
       default:
@@ -502,9 +478,6 @@ const PIECES_PER_CHUNK = 4096;
 class JsonText {
   /** Object.prototype has an enumerable property, which `for…in` lists on every plain object. */
   inherited = false;
-  /** An object whose text is known: written as `sharedText` wherever it occurs. */
-  shared: object | null = null;
-  sharedText = '';
   /** Keeps its length from text to text: cut to each text's count, it was grown back by the next longer one. */
   readonly #pieces: string[] = [];
   #count = 0;
@@ -521,8 +494,6 @@ class JsonText {
     this.#count = 0;
     this.#chunked = false;
     this.#chunks = null;
-    this.shared = null;
-    this.sharedText = '';
   }
 
   push(piece: string): void {

@@ -1,5 +1,5 @@
 import { createTask, RUNTIME_EVENT_TYPES, ValueError, type TaskEvent } from '@agent/core';
-import { RunEvent, RUN_EVENT_TYPES, type RunEventType } from './run-event.js';
+import { envelopeOf, isEnvelopeOf, RunEvent, RUN_EVENT_TYPES, type RunEventType } from './run-event.js';
 import { action, completedRun, runContext } from './test-support/fixtures.js';
 
 const SEVERITY: Record<RunEventType, 'info' | 'warning' | 'error'> = {
@@ -227,5 +227,49 @@ describe('RunEvent.parse / is', () => {
     expect(() => RunEvent.parse({ ...event, version: '2.0' })).toThrow(/Unsupported RunEvent version "2.0"/);
     expect(() => RunEvent.parse({ ...event, sequence: -1 })).toThrow(ValueError);
     expect(RunEvent.is({ ...event, payload: null })).toBe(false);
+  });
+});
+
+describe('envelopeOf / isEnvelopeOf', () => {
+  const sources = (): TaskEvent[] => [
+    ...completedRun().events,
+    eventOf('task.progress', { message: 'x'.repeat(300), step: Number.NaN, run_id: '' }),
+    eventOf('approval.required', {
+      request: { request_id: 'r', action: action({ action_id: 'from-request' }) },
+    }),
+    eventOf('action.failed', { action: action(), error: { code: 'E', message: 'it broke' } }),
+    eventOf('task.status', { state: 'working', final: true, summary: 'my own words' }),
+  ];
+
+  it('derives from its payload the very event fromTaskEvent built, for every kind of event', () => {
+    const { context } = completedRun();
+    for (const source of sources()) {
+      const event = RunEvent.fromTaskEvent(source, { context, agentName: 'fallback' });
+      const derived = envelopeOf(event.payload, 7);
+      expect(derived).toEqual({ ...event, sequence: 7 });
+      expect(Object.keys(derived)).toEqual(Object.keys(event));
+      expect(isEnvelopeOf({ ...event, sequence: 3 })).toBe(true);
+      // A copy of it (the promoted objects no longer the payload's own) still is.
+      expect(isEnvelopeOf(JSON.parse(JSON.stringify(event)) as RunEvent)).toBe(true);
+    }
+  });
+
+  it('is false for an event changed after it was built, or one that carries a field of its own', () => {
+    const event = RunEvent.fromTaskEvent(eventOf('action.requested', { action: action() }));
+    const changed: Record<string, unknown>[] = [
+      { ...event, summary: 'changed' },
+      { ...event, agent_name: 'someone else' },
+      { ...event, severity: 'error' },
+      { ...event, final: true },
+      { ...event, timestamp: '2030-01-01T00:00:00.000Z' },
+      { ...event, action: { ...event.action, name: 'another' } },
+      { ...event, decision: { outcome: 'allow' } },
+      { ...event, extra: 1 },
+      { ...event, payload: { ...event.payload, timestamp: 5 } },
+    ];
+    for (const value of changed) expect(isEnvelopeOf(value as unknown as RunEvent)).toBe(false);
+    const withoutAction: Record<string, unknown> = { ...event };
+    delete withoutAction.action;
+    expect(isEnvelopeOf(withoutAction as unknown as RunEvent)).toBe(false);
   });
 });

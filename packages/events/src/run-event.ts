@@ -324,7 +324,7 @@ function fromTaskEvent(taskEvent: TaskEvent, options: FromTaskEventOptions = {})
   const agent = first3(str(source.agent_name), str(agentName) ?? contextIds.agent_name, fromTask.agent_name);
 
   const action = actionOf(source);
-  const step = typeof source.step === 'number' && Number.isFinite(source.step) ? source.step : null;
+  const step = stepOf(source.step);
   const spanId = str(source.span_id);
   const parentSpanId = str(source.parent_span_id);
   const actionId = str(source.action_id) ?? (action ? str(action.action_id) : null);
@@ -347,34 +347,76 @@ function fromTaskEvent(taskEvent: TaskEvent, options: FromTaskEventOptions = {})
   if (parentActionId !== null) payload.parent_action_id = parentActionId;
   if (delegationId !== null) payload.delegation_id = delegationId;
   if (action && !isRecord(payload.action)) payload.action = snapshot(action);
+  return envelopeOf(payload as BasePayload, 0);
+}
 
+function stepOf(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+/**
+ * The event whose payload is `payload`: every envelope field is read from the payload (where
+ * {@link fromTaskEvent} wrote the ids it found) or follows from its type. The one derivation of an
+ * envelope, so that a stored report can keep an event as its payload alone and read it back the
+ * same (see {@link isEnvelopeOf}). `payload` is used, not copied.
+ */
+export function envelopeOf(payload: BasePayload, sequence: number): RunEvent {
+  const source = payload as Record<string, unknown>;
+  const type = payload.type;
+  const action = actionOf(source);
   const summary = str(source.summary) ?? defaultSummary(type, source);
   const event: Record<string, unknown> = {
     version: RUN_EVENT_VERSION,
     type,
-    run_id: runId,
-    task_id: taskId,
-    agent_name: agent,
-    session_id: sessionId,
-    trace_id: traceId,
-    sequence: 0,
-    step,
-    span_id: spanId,
-    parent_span_id: parentSpanId,
-    action_id: actionId,
-    parent_action_id: parentActionId,
-    delegation_id: delegationId,
+    run_id: str(source.run_id),
+    task_id: payload.task_id,
+    agent_name: str(source.agent_name),
+    session_id: str(source.session_id),
+    trace_id: str(source.trace_id),
+    sequence,
+    step: stepOf(source.step),
+    span_id: str(source.span_id),
+    parent_span_id: str(source.parent_span_id),
+    action_id: str(source.action_id) ?? (action ? str(action.action_id) : null),
+    parent_action_id: str(source.parent_action_id),
+    delegation_id: str(source.delegation_id),
     severity: severityOf(type),
     summary: summary === null ? null : summary.length > 200 ? `${summary.slice(0, 199)}…` : summary,
-    timestamp,
+    timestamp: payload.timestamp,
     payload,
     final: type === 'task.status' && source.final === true,
   };
-  if (isRecord(payload.manifest)) event.manifest = payload.manifest;
-  if (isRecord(payload.action)) event.action = payload.action;
-  if (isRecord(payload.request)) event.request = payload.request;
-  if (isRecord(payload.decision)) event.decision = payload.decision;
+  if (isRecord(source.manifest)) event.manifest = source.manifest;
+  if (isRecord(source.action)) event.action = source.action;
+  if (isRecord(source.request)) event.request = source.request;
+  if (isRecord(source.decision)) event.decision = source.decision;
   return event as unknown as RunEvent;
+}
+
+/** The envelope fields that hold an object of the payload (promoted), not a value of their own. */
+const PROMOTED_OBJECTS: ReadonlySet<string> = new Set(['manifest', 'action', 'request', 'decision']);
+
+/**
+ * True when `event` is exactly what {@link envelopeOf} makes of its payload and sequence: the same
+ * fields with the same values, its promoted objects the payload's own or copies with the same JSON
+ * text. Every event `fromTaskEvent` built is, and stays so through copies, until someone changes it.
+ */
+export function isEnvelopeOf(event: RunEvent): boolean {
+  const payload: unknown = event.payload;
+  if (!isRecord(payload) || !isRunEventType(payload.type) || typeof payload.task_id !== 'string')
+    return false;
+  if (typeof payload.timestamp !== 'string' || payload.timestamp === '') return false;
+  const derived = envelopeOf(payload as BasePayload, event.sequence) as unknown as Record<string, unknown>;
+  const own = event as unknown as Record<string, unknown>;
+  const keys = Object.keys(own);
+  if (keys.length !== Object.keys(derived).length) return false;
+  for (const key of keys) {
+    const value = own[key];
+    if (value === derived[key]) continue;
+    if (!PROMOTED_OBJECTS.has(key) || !isRecord(value)) return false;
+    if (JSON.stringify(value) !== JSON.stringify(derived[key])) return false;
+  }
+  return true;
 }
 
 /** Structural check used where events arrive from storage or another process. */

@@ -11,7 +11,8 @@ import {
 } from '@agent/core';
 import { checkOptionNames, numberOption, optionNames } from '@agent/core/internal';
 import { RedactionPolicy } from '../redaction.js';
-import { RunReport } from '../run-report.js';
+import type { RunReport } from '../run-report.js';
+import { reportOfStoredText } from './stored-report.js';
 import {
   checkId,
   clockOf,
@@ -39,7 +40,6 @@ import { compressText, decompressText, PackQueue, type HeldText, type PackedText
 import { TaskEventLog } from './task-event-log.js';
 import type {
   RunReportQuery,
-  RunReportRow,
   RunStore,
   SaveTaskSnapshotOptions,
   StoredTaskEvent,
@@ -139,7 +139,7 @@ async function recordOfEntry(entry: Entry): Promise<TaskRecord> {
 }
 
 async function reportOfEntry(entry: ReportEntry): Promise<RunReport> {
-  return RunReport.fromDict(JSON.parse(await decompressText(entry.report)) as RunReportRow['report']);
+  return reportOfStoredText(await decompressText(entry.report));
 }
 
 export class InMemoryRunStore implements RunStore {

@@ -4,10 +4,11 @@
  */
 import { parseIsoTimestamp, TERMINAL_TASK_STATES, ValueError, type JsonObject, type Task } from '@agent/core';
 import { checkOptionNames, copyWith, isRecord, numberOption, optionNames } from '@agent/core/internal';
-import { redactedJsonSharing, type RedactionPolicy } from '../redaction.js';
+import type { RedactionPolicy } from '../redaction.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask } from '../run-context.js';
-import { rawReportData, type RunReport, type RunReportData } from '../run-report.js';
+import { rawReportData, type RunReport } from '../run-report.js';
 import { decodePageToken, encodePageToken, queryFingerprint } from './page-token.js';
+import { storedReportOf } from './stored-report.js';
 import {
   DEFAULT_OWNER,
   type RunReportQuery,
@@ -170,39 +171,20 @@ export function reportTextRowOf(report: RunReport, policy: RedactionPolicy | nul
       agent_name: report.agentName,
       created_at: normalizeTimestamp(report.createdAt, 'RunReport.created_at'),
     },
-    report: storedReportJson(rawReportData(report), policy),
+    report: storedJson(storedReportOf(rawReportData(report)), policy, 'RunReport'),
   };
-}
-
-/**
- * {@link storedJson} of a report's data. Its final task is most often also the task of its final
- * event (the same object, see ReportFold): the text of the task is then written once.
- */
-function storedReportJson(data: RunReportData, policy: RedactionPolicy | null): string {
-  return storedJson(data, policy, 'RunReport', isRecord(data.final_task) ? data.final_task : null);
 }
 
 /**
  * What a backend stores of a value: its JSON text, masked by `policy` (nothing when null) in the
  * same pass. Text is what a database holds; the memory store keeps it too and parses it on every
- * read, so no caller ever shares an object with the store. `shared`: an object known to occur more
- * than once in `value`, written once.
+ * read, so no caller ever shares an object with the store.
  * @throws ValueError when the value cannot be serialized.
  */
-export function storedJson(
-  value: unknown,
-  policy: RedactionPolicy | null,
-  what: string,
-  shared: object | null = null,
-): string {
+export function storedJson(value: unknown, policy: RedactionPolicy | null, what: string): string {
   let text: string | undefined;
   try {
-    text =
-      policy === null
-        ? JSON.stringify(value)
-        : shared === null
-          ? policy.redactedJson(value)
-          : redactedJsonSharing(policy, value, shared);
+    text = policy === null ? JSON.stringify(value) : policy.redactedJson(value);
   } catch (error) {
     throw new ValueError(`${what} is not JSON-serializable: ${(error as Error).message}`, { cause: error });
   }

@@ -130,19 +130,12 @@ export class SqliteGroupCommit {
   };
 
   #commitBatch(batch: readonly QueuedWrite[]): Outcome[] | BatchFailure {
-    const optimistic = this.#transaction(batch, false);
-    return optimistic === WRITE_FAILED ? this.#transaction(batch, true) : optimistic;
+    const bare = this.#transaction(() => this.#runBare(batch));
+    return bare === WRITE_FAILED ? this.#transaction(() => batch.map((write) => this.#attempt(write))) : bare;
   }
 
-  /**
-   * One transaction over the batch. Without savepoints, the first write that fails (and leaves the
-   * transaction open) rolls it all back and answers {@link WRITE_FAILED}: what it did before
-   * throwing cannot be undone alone.
-   */
-  #transaction(
-    batch: readonly QueuedWrite[],
-    savepoints: boolean,
-  ): Outcome[] | BatchFailure | typeof WRITE_FAILED {
+  /** Runs `writes` in one transaction and commits it, unless they answer {@link WRITE_FAILED}. */
+  #transaction<T>(writes: () => T): T | BatchFailure {
     try {
       this.#begin.run();
     } catch (failure) {
@@ -150,34 +143,32 @@ export class SqliteGroupCommit {
     }
     try {
       this.#beforeWrites?.();
-      const outcomes: Outcome[] = [];
-      for (const write of batch) {
-        if (savepoints) outcomes.push(this.#attempt(write));
-        else {
-          const outcome = this.#run(write);
-          if (outcome === WRITE_FAILED) {
-            this.#abandon();
-            return WRITE_FAILED;
-          }
-          outcomes.push(outcome);
-        }
-      }
-      this.#commit.run();
-      return outcomes;
+      const result = writes();
+      if (result === WRITE_FAILED) this.#abandon();
+      else this.#commit.run();
+      return result;
     } catch (failure) {
       this.#abandon();
       return { failure };
     }
   }
 
-  /** Runs one write bare; one that took the transaction with it is rethrown, and fails the batch. */
-  #run(write: QueuedWrite): Outcome | typeof WRITE_FAILED {
-    try {
-      return { ok: true, value: write.work() };
-    } catch (error) {
-      if (!this.#db.inTransaction) throw error;
-      return WRITE_FAILED;
+  /**
+   * Runs the writes without savepoints. The first that fails (and leaves the transaction open)
+   * answers {@link WRITE_FAILED}: what it did before throwing cannot be undone alone. One that took
+   * the transaction with it is rethrown, and fails the batch.
+   */
+  #runBare(batch: readonly QueuedWrite[]): Outcome[] | typeof WRITE_FAILED {
+    const outcomes: Outcome[] = [];
+    for (const write of batch) {
+      try {
+        outcomes.push({ ok: true, value: write.work() });
+      } catch (error) {
+        if (!this.#db.inTransaction) throw error;
+        return WRITE_FAILED;
+      }
     }
+    return outcomes;
   }
 
   /**

@@ -7,7 +7,8 @@ import Database from 'better-sqlite3';
 import { createTask, UnavailableError, ValueError } from '@agent/core';
 import { requireOptionalPeer } from '../optional-peer.js';
 import { RunRecorder } from '../run-recorder.js';
-import { completedRun } from '../test-support/fixtures.js';
+import type { RunReport } from '../run-report.js';
+import { completedRun, runContext } from '../test-support/fixtures.js';
 import { describeRunStore } from '../testing/run-store-suite.js';
 import { DEFAULT_OWNER } from './run-store.js';
 import { SQLITE_SCHEMA_VERSION, SqliteRunStore } from './sqlite-run-store.js';
@@ -228,15 +229,52 @@ describe('SqliteRunStore file behaviour', () => {
   });
 });
 
+function completedReport(runId: string): RunReport {
+  const { events, context } = completedRun(`task-${runId}`, runContext({ run_id: runId }));
+  const recorder = new RunRecorder({ context });
+  for (const event of events) recorder.recordTaskEvent(event);
+  return recorder.toReport();
+}
+
+describe('SqliteRunStore stored reports', () => {
+  it('writes a report in its compact form and reads reports of both forms', async () => {
+    const path = join(dir, 'report-forms.db');
+    const store = new SqliteRunStore({ path });
+    const other = new Database(path);
+    try {
+      const report = completedReport('run-forms');
+      await store.saveRunReport(report);
+      const stored = other
+        .prepare('SELECT report FROM run_reports WHERE run_id = ?')
+        .pluck()
+        .get('run-forms') as string;
+      expect(JSON.parse(stored)).toMatchObject({ form: 'compact', run_id: 'run-forms' });
+      expect((await store.getRunReport('run-forms'))!.toDict()).toEqual(report.toDict());
+      // A row as earlier versions wrote it: the report's plain dict.
+      other
+        .prepare('UPDATE run_reports SET report = ? WHERE run_id = ?')
+        .run(JSON.stringify(report.toDict()), 'run-forms');
+      expect((await store.getRunReport('run-forms'))!.toDict()).toEqual(report.toDict());
+      expect((await store.listRunReports({ taskId: report.taskId! })).map((r) => r.toDict())).toEqual([
+        report.toDict(),
+      ]);
+    } finally {
+      other.close();
+      store.close();
+    }
+  });
+});
+
 describe('SqliteRunStore write-ahead log', () => {
-  it('lets the log grow past SQLite\'s default 1,000 pages before checkpointing, and checkpoints by its own limit', async () => {
+  it("lets the log grow past SQLite's default 1,000 pages before checkpointing, and checkpoints by its own limit", async () => {
     const path = join(dir, 'checkpoint.db');
     const store = new SqliteRunStore({ path });
     const walPages = () => statSync(`${path}-wal`).size / 4096;
     try {
       // Each snapshot is its own commit, with ~16 KiB of text: five pages or so of the log.
       const text = 'x'.repeat(16 * 1024);
-      for (let i = 0; i < 400; i += 1) await store.saveTaskSnapshot(createTask(`${text}${i}`, { id: `wal-${i}` }));
+      for (let i = 0; i < 400; i += 1)
+        await store.saveTaskSnapshot(createTask(`${text}${i}`, { id: `wal-${i}` }));
       expect(walPages()).toBeGreaterThan(1_500);
       expect(walPages()).toBeLessThan(WAL_CHECKPOINT_PAGES * 1.1);
       for (let i = 400; i < 3_000; i += 1)

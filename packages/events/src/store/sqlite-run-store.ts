@@ -14,8 +14,9 @@ import {
 } from '@agent/core';
 import { failedEnding, optionNames } from '@agent/core/internal';
 import { RedactionPolicy } from '../redaction.js';
-import { RunReport } from '../run-report.js';
+import type { RunReport } from '../run-report.js';
 import type { RunStoreOptions } from './in-memory-run-store.js';
+import { reportOfStoredText } from './stored-report.js';
 import {
   checkId,
   clockOf,
@@ -606,7 +607,7 @@ export class SqliteRunStore implements RunStore {
       const id = checkId(runId, 'runId');
       this.#commitBefore(reportKey(id));
       const row = this.#getReport.get(id) as { report: string } | undefined;
-      return row ? RunReport.fromDict(JSON.parse(row.report)) : null;
+      return row ? reportOfStoredText(row.report) : null;
     } catch (error) {
       throw sqliteError(error, 'SqliteRunStore.getRunReport');
     }
@@ -626,7 +627,7 @@ export class SqliteRunStore implements RunStore {
       const rows = this.#prepare(
         `SELECT report FROM run_reports ${filter.sql} ORDER BY created_at DESC, run_id ASC LIMIT ?`,
       ).all(...filter.params, q.limit ?? -1) as { report: string }[];
-      return rows.map((row) => RunReport.fromDict(JSON.parse(row.report)));
+      return rows.map((row) => reportOfStoredText(row.report));
     } catch (error) {
       throw sqliteError(error, 'SqliteRunStore.listRunReports');
     }

@@ -7,7 +7,7 @@ import { UnavailableError, type Task, type TaskEvent } from '@agent/core';
 import { checkOptionNames } from '@agent/core/internal';
 import {
   RedactionPolicy,
-  RunReport,
+  type RunReport,
   type RunReportQuery,
   type RunStore,
   type RunStoreOptions,
@@ -34,6 +34,7 @@ import {
   pageQueryOf,
   pageTokenOf,
   reportQueryOf,
+  reportOfStoredText,
   reportTextRowOf,
   retentionOf,
   taskQueryOf,
@@ -290,7 +291,7 @@ export class PostgresRunStore implements RunStore {
         'SELECT report FROM agent_run_reports WHERE run_id = $1',
         [runId],
       );
-      return rows[0] ? RunReport.fromDict(JSON.parse(rows[0].report)) : null;
+      return rows[0] ? reportOfStoredText(rows[0].report) : null;
     } catch (error) {
       throw this.#error(error, 'getRunReport');
     }
@@ -308,7 +309,7 @@ export class PostgresRunStore implements RunStore {
         `SELECT report FROM agent_run_reports ${filter.where()} ORDER BY created_at DESC, run_id ASC LIMIT ${limit}`,
         filter.params,
       );
-      return rows.map((row) => RunReport.fromDict(JSON.parse(row.report)));
+      return rows.map((row) => reportOfStoredText(row.report));
     } catch (error) {
       throw this.#error(error, 'listRunReports');
     }

@@ -1,0 +1,75 @@
+/**
+ * The form a run report takes in a store. A report's dict repeats itself: each of its events
+ * carries a twenty-field envelope that follows from the event's payload, and its final task is
+ * most often the task of its final event. Stored, an event whose envelope is exactly what its
+ * payload gives is kept as `{ sequence, payload }`, and such a final task as the index of that
+ * event; reading expands both back. The stored text of an echo run is half the size of the dict's,
+ * which is time saved in the redaction pass that writes it and pages saved in a database file.
+ * Reports stored as their plain dict (before this form existed) read as they always did.
+ */
+import { ValueError } from '@agent/core';
+import { isRecord } from '@agent/core/internal';
+import { envelopeOf, isEnvelopeOf, isRunEventType, type BasePayload, type RunEvent } from '../run-event.js';
+import { RunReport, type RunReportData } from '../run-report.js';
+
+/** The value of a stored report's `form`; a report without one was stored as its dict. */
+const COMPACT = 'compact';
+
+/**
+ * What a store writes of a report's data (then masked and serialized): shallow, sharing the data's
+ * own objects, to be serialized at once.
+ */
+export function storedReportOf(data: RunReportData): Record<string, unknown> {
+  const { events, final_task: finalTask, ...rest } = data;
+  if (!Array.isArray(events)) return data as unknown as Record<string, unknown>;
+  const stored = events.map((event) =>
+    isEnvelopeOf(event) ? { sequence: event.sequence, payload: event.payload } : event,
+  );
+  const from = finalTask === null || finalTask === undefined ? -1 : finalTaskEventOf(events, finalTask);
+  return from === -1
+    ? { form: COMPACT, ...rest, events: stored, final_task: finalTask }
+    : { form: COMPACT, ...rest, events: stored, final_task_event: from };
+}
+
+/** The last event whose payload's task is `task` itself, or -1. */
+function finalTaskEventOf(events: readonly RunEvent[], task: object): number {
+  for (let index = events.length - 1; index >= 0; index -= 1) {
+    const payload = events[index]!.payload as Record<string, unknown>;
+    if (payload.task === task) return index;
+  }
+  return -1;
+}
+
+/**
+ * The report a store's text holds, in either form.
+ * @throws ValueError naming the first malformed field.
+ */
+export function reportOfStoredText(text: string): RunReport {
+  const data: unknown = JSON.parse(text);
+  return RunReport.fromDict(isRecord(data) && data.form === COMPACT ? expanded(data) : data);
+}
+
+function expanded(data: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(data.events))
+    throw new ValueError('RunReport.events must be an array', { data: { field: 'events' } });
+  const events = data.events.map((event: unknown, index) => {
+    if (!isRecord(event) || 'version' in event) return event;
+    const payload = event.payload;
+    if (!isRecord(payload) || !isRunEventType(payload.type) || typeof event.sequence !== 'number')
+      throw new ValueError(`RunReport.events[${index}] is neither an event nor a payload with its sequence`, {
+        data: { field: `events[${index}]` },
+      });
+    return envelopeOf(payload as BasePayload, event.sequence);
+  });
+  if (!('final_task_event' in data)) return { ...data, events };
+  const from = data.final_task_event;
+  const task =
+    typeof from === 'number' && Number.isInteger(from) && from >= 0 && from < events.length
+      ? (events[from] as { payload?: { task?: unknown } } | undefined)?.payload?.task
+      : undefined;
+  if (!isRecord(task))
+    throw new ValueError('RunReport.final_task_event must name an event that carries a task', {
+      data: { field: 'final_task_event' },
+    });
+  return { ...data, events, final_task: task };
+}
