@@ -36,7 +36,7 @@ const cases: [string, () => unknown, string][] = [
   [
     'SqliteRunStore',
     () => new SqliteRunStore({ path: ':memory:', timeoutMs: 5 } as never),
-    'busyTimeoutMs, now, path, readonly, redactionPolicy, taskRetentionMs',
+    'backgroundCheckpoints, busyTimeoutMs, now, path, readonly, redactionPolicy, taskRetentionMs',
   ],
   ['InMemoryRegistryStore', () => new InMemoryRegistryStore({ clock: Date.now } as never), 'now'],
   [

@@ -18,6 +18,8 @@ export interface GroupCommitOptions {
   maxWrites: number;
   /** Runs first in each batch's transaction (a retention sweep); a throw fails the whole batch. */
   beforeWrites?: () => void;
+  /** Runs after each COMMIT that succeeded (it must not throw). */
+  afterCommit?: () => void;
 }
 
 interface QueuedWrite {
@@ -50,6 +52,7 @@ export class SqliteGroupCommit {
   readonly #db: BetterSqlite3.Database;
   readonly #maxWrites: number;
   readonly #beforeWrites: (() => void) | undefined;
+  readonly #afterCommit: (() => void) | undefined;
   readonly #begin: BetterSqlite3.Statement;
   readonly #commit: BetterSqlite3.Statement;
   readonly #rollback: BetterSqlite3.Statement;
@@ -65,6 +68,7 @@ export class SqliteGroupCommit {
     this.#db = db;
     this.#maxWrites = options.maxWrites;
     this.#beforeWrites = options.beforeWrites;
+    this.#afterCommit = options.afterCommit;
     // IMMEDIATE takes the write lock first: whatever a write reads (the last sequence of a log) no
     // other connection can change before the commit, and a lock held elsewhere fails at BEGIN,
     // before any write ran.
@@ -144,8 +148,12 @@ export class SqliteGroupCommit {
     try {
       this.#beforeWrites?.();
       const result = writes();
-      if (result === WRITE_FAILED) this.#abandon();
-      else this.#commit.run();
+      if (result === WRITE_FAILED) {
+        this.#abandon();
+        return result;
+      }
+      this.#commit.run();
+      this.#afterCommit?.();
       return result;
     } catch (failure) {
       this.#abandon();

@@ -268,7 +268,7 @@ describe('SqliteRunStore stored reports', () => {
 describe('SqliteRunStore write-ahead log', () => {
   it("lets the log grow past SQLite's default 1,000 pages before checkpointing, and checkpoints by its own limit", async () => {
     const path = join(dir, 'checkpoint.db');
-    const store = new SqliteRunStore({ path });
+    const store = new SqliteRunStore({ path, backgroundCheckpoints: false });
     const walPages = () => statSync(`${path}-wal`).size / 4096;
     try {
       // Each snapshot is its own commit, with ~16 KiB of text: five pages or so of the log.
@@ -285,6 +285,43 @@ describe('SqliteRunStore write-ahead log', () => {
     } finally {
       store.close();
     }
+  });
+});
+
+describe('SqliteRunStore background checkpoints', () => {
+  it('checkpoints a busy file from a worker thread, before its own writer would', async () => {
+    const path = join(dir, 'background.db');
+    const store = new SqliteRunStore({ path });
+    try {
+      const text = 'x'.repeat(16 * 1024);
+      // ~3,200 pages of log: past the 4 MiB that starts the worker, short of the writer's 4,000 pages.
+      for (let i = 0; i < 200; i += 1)
+        await store.saveTaskSnapshot(createTask(`${text}${i}`, { id: `bg-${i}` }));
+      expect(statSync(`${path}-wal`).size / 4096).toBeLessThan(WAL_CHECKPOINT_PAGES);
+      // The 3.2 MiB of text reach the file only through a checkpoint, which the writer did not run.
+      const until = Date.now() + 10_000;
+      while (statSync(path).size < 3.2 * 1024 * 1024 && Date.now() < until)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(statSync(path).size).toBeGreaterThan(3.2 * 1024 * 1024);
+      expect((await store.getTaskRecord('bg-199'))?.task.messages[0]?.parts[0]).toMatchObject({
+        content: `${text}199`,
+      });
+    } finally {
+      store.close();
+    }
+    // Closed, with its worker: the file opens again and holds everything.
+    const again = new SqliteRunStore({ path, backgroundCheckpoints: false });
+    try {
+      expect(await again.listTaskRecords()).toHaveLength(200);
+    } finally {
+      again.close();
+    }
+  });
+
+  it('refuses a backgroundCheckpoints that is not a boolean', () => {
+    expect(
+      () => new SqliteRunStore({ path: join(dir, 'bad-option.db'), backgroundCheckpoints: 'yes' as never }),
+    ).toThrow(ValueError);
   });
 });
 

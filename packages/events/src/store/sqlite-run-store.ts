@@ -45,6 +45,7 @@ import type {
   TaskRecord,
   TaskRecordQuery,
 } from './run-store.js';
+import { WalCheckpointer } from './sqlite-checkpointer.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
 import {
   checkSqliteOptions,
@@ -52,6 +53,7 @@ import {
   openSqlite,
   sqliteError,
   useWriteAheadLog,
+  WAL_CHECKPOINT_PAGES,
 } from './sqlite-support.js';
 
 /** How long a write blocks the event loop waiting for another process's lock, by default. */
@@ -71,6 +73,12 @@ const taskKey = (owner: TaskOwner, taskId: string): string =>
   `t\u0000${owner.tenant}\u0000${owner.principal_id}\u0000${taskId}`;
 const reportKey = (runId: string): string => `r\u0000${runId}`;
 
+/** How often the background checkpointer looks at the log, and the log size that starts it. */
+const BACKGROUND_CHECKPOINT_INTERVAL_MS = 100;
+const BACKGROUND_CHECKPOINT_START_BYTES = 4 * 1024 * 1024;
+/** The writer's own checkpoint size while the background checkpointer runs (pages; 40 MiB). */
+const WAL_CHECKPOINT_PAGES_BESIDE_WORKER = 10_000;
+
 /** Bumped with every schema change; a file written by a newer version is refused. */
 export const SQLITE_SCHEMA_VERSION = 2;
 
@@ -86,12 +94,19 @@ export interface SqliteRunStoreOptions extends RunStoreOptions {
   busyTimeoutMs?: number;
   /** Open without creating or writing the schema (a reader process). Default `false`. */
   readonly?: boolean;
+  /**
+   * Once the write-ahead log of a file grows past 4 MiB, checkpoint it from a worker thread with a
+   * connection of its own, instead of in the commit that crosses the log's limit, on the event loop.
+   * Default `true`; ignored for `:memory:` and `readonly`.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 const OPTION_NAMES = optionNames<SqliteRunStoreOptions>({
   path: true,
   busyTimeoutMs: true,
   readonly: true,
+  backgroundCheckpoints: true,
   redactionPolicy: true,
   taskRetentionMs: true,
   now: true,
@@ -238,6 +253,7 @@ export class SqliteRunStore implements RunStore {
   readonly #findTaskRow: BetterSqlite3.Statement;
   readonly #taskExists: BetterSqlite3.Statement;
   readonly #writes: SqliteGroupCommit;
+  readonly #checkpointer: WalCheckpointer | undefined;
   /** Statements built from a query's filters, prepared once per distinct SQL text. */
   readonly #statements = new Map<string, BetterSqlite3.Statement>();
   #closed = false;
@@ -248,6 +264,10 @@ export class SqliteRunStore implements RunStore {
    */
   constructor(options: SqliteRunStoreOptions) {
     checkSqliteOptions('SqliteRunStore', options, OPTION_NAMES);
+    if (options.backgroundCheckpoints !== undefined && typeof options.backgroundCheckpoints !== 'boolean')
+      throw new ValueError('backgroundCheckpoints must be a boolean', {
+        data: { field: 'backgroundCheckpoints' },
+      });
     this.#retentionMs = retentionOf(options.taskRetentionMs, Infinity);
     this.#now = clockOf(options.now, 'SqliteRunStore');
     this.path = options.path;
@@ -295,14 +315,37 @@ export class SqliteRunStore implements RunStore {
       const ofTask = `FROM task_records WHERE tenant = ? AND principal_id = ? AND task_id = ?${live.sql === '' ? '' : ` AND ${live.sql}`}`;
       this.#findTaskRow = this.#db.prepare(`SELECT * ${ofTask}`);
       this.#taskExists = this.#db.prepare(`SELECT 1 ${ofTask}`).pluck();
+      this.#checkpointer = this.#checkpointerFor(options);
+      const checkpointer = this.#checkpointer;
       this.#writes = new SqliteGroupCommit(this.#db, {
         maxWrites: MAX_BATCH_WRITES,
         beforeWrites: () => this.#sweep(),
+        afterCommit: checkpointer && (() => checkpointer.noteCommit()),
       });
     } catch (error) {
       this.#db.close();
       throw sqliteError(error, `SqliteRunStore cannot use ${options.path}`);
     }
+  }
+
+  /**
+   * The worker that checkpoints a busy file, started once its log passes 4 MiB. While it runs, the
+   * writer's own checkpoint waits for a larger log: it is then the fallback, and what restarts the log.
+   */
+  #checkpointerFor(options: SqliteRunStoreOptions): WalCheckpointer | undefined {
+    if (options.backgroundCheckpoints === false || options.readonly === true) return undefined;
+    if (options.path === ':memory:' || options.path.startsWith('file:')) return undefined;
+    return new WalCheckpointer({
+      path: options.path,
+      intervalMs: BACKGROUND_CHECKPOINT_INTERVAL_MS,
+      startAtBytes: BACKGROUND_CHECKPOINT_START_BYTES,
+      onRunning: (running) => {
+        if (this.#closed) return;
+        this.#db.pragma(
+          `wal_autocheckpoint = ${running ? WAL_CHECKPOINT_PAGES_BESIDE_WORKER : WAL_CHECKPOINT_PAGES}`,
+        );
+      },
+    });
   }
 
   #migrate(readonly: boolean): void {
@@ -653,6 +696,7 @@ export class SqliteRunStore implements RunStore {
     if (this.#closed) return;
     this.#writes.flush();
     this.#closed = true;
+    void this.#checkpointer?.close();
     this.#db.close();
   }
 }
