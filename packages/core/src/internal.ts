@@ -26,6 +26,7 @@ export { isLogger } from './logger.js';
 export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';
 export { copyPlainData, copyWith, snapshot } from './clone.js';
 export { ReleasingMap } from './releasing-map.js';
+export { ownerKey } from './owner-key.js';
 export { retryAfterMsOption } from './concurrency-limit.js';
 export { parseTraceparent, formatTraceparent, traceIdOf, type TraceParent } from './trace-context.js';
 export {

@@ -1,6 +1,6 @@
 import { TaskAlreadyRunningError, type Task, type TaskState } from '@agent/core';
 import type { TaskOwner } from '@agent/events';
-import { ReleasingMap } from '@agent/core/internal';
+import { ownerKey, ReleasingMap } from '@agent/core/internal';
 import { InsertionQueue } from '@agent/events/internal';
 import type { CancellationToken } from './cancellation.js';
 
@@ -85,7 +85,7 @@ export class TaskRegistry {
   }
 
   register(entry: ActiveTask): void {
-    const key = taskKey(entry.owner, entry.taskId);
+    const key = ownerKey(entry.owner, entry.taskId);
     entry.registryKey = key;
     if (this.active.has(key)) {
       throw new TaskAlreadyRunningError(`Task ${entry.taskId} is already running`, {
@@ -97,12 +97,12 @@ export class TaskRegistry {
   }
 
   get(owner: TaskOwner, taskId: string): ActiveTask | undefined {
-    return this.active.get(taskKey(owner, taskId));
+    return this.active.get(ownerKey(owner, taskId));
   }
 
   /** Removes the active entry and remembers the finished task. */
   complete(entry: ActiveTask, task: Task): void {
-    const key = entry.registryKey ?? taskKey(entry.owner, entry.taskId);
+    const key = entry.registryKey ?? ownerKey(entry.owner, entry.taskId);
     if (this.active.get(key) === entry) this.active.delete(key);
     if (this.maxFinished <= 0 || this.retentionMs <= 0) return;
     const now = this.now();
@@ -114,13 +114,13 @@ export class TaskRegistry {
   /** A recently finished task of this owner, or undefined when never seen, forgotten or not kept. */
   finishedTask(owner: TaskOwner, taskId: string): Task | undefined {
     this.prune();
-    return this.finished.get(taskKey(owner, taskId))?.task;
+    return this.finished.get(ownerKey(owner, taskId))?.task;
   }
 
   /** How a recently finished task of this owner ended, or undefined when never seen or forgotten. */
   finishedState(owner: TaskOwner, taskId: string): TaskState | undefined {
     this.prune();
-    return this.finished.get(taskKey(owner, taskId))?.state;
+    return this.finished.get(ownerKey(owner, taskId))?.state;
   }
 
   private prune(now = this.now()): void {
@@ -136,9 +136,4 @@ interface FinishedTask {
   task: Task | undefined;
   state: TaskState;
   at: number;
-}
-
-/** One key per (owner, id); JSON keeps a tenant or principal that contains a separator unambiguous. */
-function taskKey(owner: TaskOwner, taskId: string): string {
-  return JSON.stringify([owner.tenant, owner.principal_id, taskId]);
 }

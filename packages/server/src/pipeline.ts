@@ -35,6 +35,7 @@ import {
   readTaskPayload,
   toWireError,
   numberOption,
+  ownerKey,
   ReleasingMap,
 } from '@agent/core/internal';
 import { authenticateRequest, type Authenticator } from '@agent/auth';
@@ -926,7 +927,7 @@ export class ServerPipeline {
     const left = new Map<string, ServerCall>();
     for (const call of this.inFlight.values()) {
       if (call.taskId === undefined) continue;
-      left.set(JSON.stringify([call.owner.tenant, call.owner.principal_id, call.taskId]), call);
+      left.set(ownerKey(call.owner, call.taskId), call);
     }
     await Promise.all([...left.values()].map((call) => this.cancelForShutdown(call)));
     if (await settlesWithin(allDone, ABORT_GRACE_MS)) return;

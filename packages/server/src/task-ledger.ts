@@ -16,7 +16,7 @@ import {
   type TaskOwner,
   type TaskRecord,
 } from '@agent/events';
-import { copyWith, ReleasingMap } from '@agent/core/internal';
+import { copyWith, ownerKey, ReleasingMap } from '@agent/core/internal';
 import { isRunningState } from './remote-task.js';
 import { sequencedEvents } from './sequenced-events.js';
 
@@ -279,7 +279,7 @@ export class TaskLedger {
   }
 
   live(owner: TaskOwner, taskId: string): LiveTask | undefined {
-    return this.running.get(taskKey(owner, taskId));
+    return this.running.get(ownerKey(owner, taskId));
   }
 
   /** The owner's task: running, or its stored record; `null` for an unknown id and another owner's. */
@@ -308,7 +308,7 @@ export class TaskLedger {
    * `base`: the events a continued task recorded before (its new events are numbered after them).
    */
   begin(owner: TaskOwner, task: Task, base = 0): { live: LiveTask; attached: boolean } {
-    const key = taskKey(owner, task.id);
+    const key = ownerKey(owner, task.id);
     const existing = this.running.get(key);
     if (existing) return { live: existing, attached: true };
     const live = new LiveTask({ tenant: owner.tenant, principal_id: owner.principal_id }, task, base);
@@ -345,7 +345,7 @@ export class TaskLedger {
     writes?.snapshot(live.task);
     writes?.release();
     await writes?.idle();
-    const key = taskKey(live.owner, live.taskId);
+    const key = ownerKey(live.owner, live.taskId);
     if (this.running.get(key) === live) this.running.delete(key);
     live.settle(live.task);
     return live.task;
@@ -518,9 +518,4 @@ function isRunStore(value: unknown): value is RunStore {
     typeof store.getTaskRecord === 'function' &&
     typeof store.pageTaskRecords === 'function'
   );
-}
-
-/** One key per (owner, id); JSON keeps a tenant or principal that contains a separator unambiguous. */
-function taskKey(owner: TaskOwner, taskId: string): string {
-  return JSON.stringify([owner.tenant, owner.principal_id, taskId]);
 }

@@ -16,7 +16,7 @@ import {
   nowIso,
   parseIsoTimestamp,
 } from '@agent/core';
-import { ReleasingMap } from '@agent/core/internal';
+import { ownerKey, ReleasingMap } from '@agent/core/internal';
 import type { EventFeed, ServerCall, ServerPipeline } from '@agent/server';
 import { a2aError } from '../a2a-errors.js';
 import type { PushNotifier } from '../push/push-notifier.js';
@@ -465,7 +465,7 @@ export class A2AOperations {
   private async follow(call: ServerCall, taskId: string, fromStart: boolean): Promise<void> {
     const push = this.options.push;
     if (!push) return;
-    const key = JSON.stringify([call.owner.tenant, call.owner.principal_id, taskId]);
+    const key = ownerKey(call.owner, taskId);
     if (this.followers.has(key)) return;
     const found = await this.pipeline.tasks.lookup(call.owner, taskId);
     if (!found) return;

@@ -3,6 +3,7 @@
  * when it decides or withdraws a request itself; a store other processes write to also polls for the
  * requests waited on.
  */
+import { ownerKey } from '@agent/core/internal';
 import type { TaskOwner } from '../store/run-store.js';
 import { approvalRecordOf, type StoredApproval } from './approval-records.js';
 import type { ApprovalRecord } from './approval-store.js';
@@ -19,8 +20,9 @@ export interface WaitedRequest {
   readonly waiters: Set<Waiter>;
 }
 
+/** The key of one owner's approval request. */
 export function approvalKey(owner: TaskOwner, requestId: string): string {
-  return JSON.stringify([owner.tenant, owner.principal_id, requestId]);
+  return ownerKey(owner, requestId);
 }
 
 export class DecisionWaiters {

@@ -1,5 +1,5 @@
 import { AlreadyExistsError, ReplicaLostError, UnavailableError, ValueError } from '@agent/core';
-import { isRecord } from '@agent/core/internal';
+import { isRecord, ownerKey } from '@agent/core/internal';
 import type { CancelRequest, TaskCoordination, TaskOwner, TaskPlacement, TaskWatch } from '@agent/events';
 import type { ClientConfig } from 'pg';
 import type { PostgresDatabase } from '../database.js';
@@ -15,7 +15,7 @@ import {
 } from './options.js';
 import { Repeater } from './repeater.js';
 import { TASK_CANCELS_CHANNEL, TASK_EVENTS_CHANNEL } from './schema.js';
-import { taskKey, TaskWatches } from './task-watches.js';
+import { TaskWatches } from './task-watches.js';
 
 /**
  * `new`: not started; `running`: holds a live lease; `lost`: its lease ran out (it claims nothing
@@ -131,12 +131,12 @@ export class PostgresCoordination implements TaskCoordination {
       this.#declareLost();
       throw lostError();
     }
-    this.#claimed.add(taskKey(owner, taskId));
+    this.#claimed.add(ownerKey(owner, taskId));
   }
 
   async releaseTask(owner: TaskOwner, taskId: string): Promise<void> {
     checkTask(owner, taskId);
-    this.#claimed.delete(taskKey(owner, taskId));
+    this.#claimed.delete(ownerKey(owner, taskId));
     // Only this replica's claim: the task may have moved on to another replica since.
     await this.#db.pool.query(
       `WITH released AS (
@@ -190,7 +190,7 @@ export class PostgresCoordination implements TaskCoordination {
   watchTask(owner: TaskOwner, taskId: string): TaskWatch {
     checkTask(owner, taskId);
     if (this.#closed) throw new UnavailableError('The coordination is closed');
-    return this.#watches.open(taskKey(owner, taskId));
+    return this.#watches.open(ownerKey(owner, taskId));
   }
 
   /**
@@ -259,7 +259,7 @@ export class PostgresCoordination implements TaskCoordination {
   #onNotification(channel: string, payload: string): void {
     const target = parseTarget(payload);
     if (!target) return;
-    const key = taskKey(target.owner, target.task_id);
+    const key = ownerKey(target.owner, target.task_id);
     if (channel === TASK_EVENTS_CHANNEL) this.#watches.wake(key);
     else if (channel === TASK_CANCELS_CHANNEL && this.#claimed.has(key)) {
       this.#track(this.#delivery.deliverFor(target.owner, target.task_id));

@@ -1,10 +1,5 @@
 import { UnavailableError } from '@agent/core';
-import type { TaskOwner, TaskWatch } from '@agent/events';
-
-/** One string per owner and task id (JSON, so no separator can be forged by a tenant or an id). */
-export function taskKey(owner: TaskOwner, taskId: string): string {
-  return JSON.stringify([owner.tenant, owner.principal_id, taskId]);
-}
+import type { TaskWatch } from '@agent/events';
 
 /**
  * Every open task watch of this replica, by task: one LISTEN connection serves them all, and a
