@@ -393,9 +393,6 @@ export function envelopeOf(payload: BasePayload, sequence: number): RunEvent {
   return event as unknown as RunEvent;
 }
 
-/** The envelope fields that hold an object of the payload (promoted), not a value of their own. */
-const PROMOTED_OBJECTS: ReadonlySet<string> = new Set(['manifest', 'action', 'request', 'decision']);
-
 /**
  * True when `event` is exactly what {@link envelopeOf} makes of its payload and sequence: the same
  * fields with the same values, its promoted objects the payload's own or copies with the same JSON
@@ -406,21 +403,38 @@ export function isEnvelopeOf(event: RunEvent): boolean {
   if (!isRecord(payload) || !isRunEventType(payload.type) || typeof payload.task_id !== 'string')
     return false;
   if (typeof payload.timestamp !== 'string' || payload.timestamp === '') return false;
-  const derived = envelopeOf(payload as BasePayload, event.sequence) as unknown as Record<string, unknown>;
-  const own = event as unknown as Record<string, unknown>;
-  // Counted with `for…in` rather than compared as `Object.keys` arrays: this runs for every event a
-  // report stores, and the arrays were most of what it allocated.
-  let count = 0;
-  for (const key in own) {
-    if (!Object.hasOwn(own, key)) continue;
-    count += 1;
-    const value = own[key];
-    if (value === derived[key]) continue;
-    if (!PROMOTED_OBJECTS.has(key) || !isRecord(value)) return false;
-    if (JSON.stringify(value) !== JSON.stringify(derived[key])) return false;
-  }
-  for (const _key in derived) count -= 1;
-  return count === 0;
+  const derived = envelopeOf(payload as BasePayload, event.sequence);
+  // Field by field, by name: this runs for every event a report stores, and reading the fields by
+  // computed keys took three times as long.
+  return (
+    event.version === derived.version &&
+    event.type === derived.type &&
+    event.run_id === derived.run_id &&
+    event.task_id === derived.task_id &&
+    event.agent_name === derived.agent_name &&
+    event.session_id === derived.session_id &&
+    event.trace_id === derived.trace_id &&
+    event.step === derived.step &&
+    event.span_id === derived.span_id &&
+    event.parent_span_id === derived.parent_span_id &&
+    event.action_id === derived.action_id &&
+    event.parent_action_id === derived.parent_action_id &&
+    event.delegation_id === derived.delegation_id &&
+    event.severity === derived.severity &&
+    event.summary === derived.summary &&
+    event.timestamp === derived.timestamp &&
+    event.final === derived.final &&
+    samePromoted(event.manifest, derived.manifest) &&
+    samePromoted(event.action, derived.action) &&
+    samePromoted(event.request, derived.request) &&
+    samePromoted(event.decision, derived.decision) &&
+    Object.keys(event).length === Object.keys(derived).length
+  );
+}
+
+/** A promoted object: the payload's own, or a copy of it with the same JSON text. */
+function samePromoted(own: unknown, derived: unknown): boolean {
+  return own === derived || (isRecord(own) && JSON.stringify(own) === JSON.stringify(derived));
 }
 
 /** Structural check used where events arrive from storage or another process. */

@@ -44,6 +44,8 @@ describe('the stored form of a run report', () => {
     const text = storedText(report, RedactionPolicy.default());
     expect(text).not.toContain('sk-live-123');
     expect(text).toContain('[REDACTED]');
+    expect(JSON.parse(text)).not.toHaveProperty('final_task');
+    expect(JSON.parse(text)).toHaveProperty('final_task_event');
     expect(reportOfStoredText(text).toDict({ redactionPolicy: null })).toEqual(report.toDict());
   });
 
