@@ -74,7 +74,7 @@ const taskKey = (owner: TaskOwner, taskId: string): string =>
 const reportKey = (runId: string): string => `r\u0000${runId}`;
 
 /** How often the background checkpointer looks at the log, and the log size that starts it. */
-const BACKGROUND_CHECKPOINT_INTERVAL_MS = 100;
+const BACKGROUND_CHECKPOINT_INTERVAL_MS = 20;
 const BACKGROUND_CHECKPOINT_START_BYTES = 4 * 1024 * 1024;
 /** The writer's own checkpoint size while the background checkpointer runs (pages; 40 MiB). */
 const WAL_CHECKPOINT_PAGES_BESIDE_WORKER = 10_000;
@@ -95,7 +95,7 @@ export interface SqliteRunStoreOptions extends RunStoreOptions {
   /** Open without creating or writing the schema (a reader process). Default `false`. */
   readonly?: boolean;
   /**
-   * Once the write-ahead log of a file grows past 4 MiB, checkpoint it from a worker thread with a
+   * Once the write-ahead log of a file grows past 4 MiB, checkpoint it (every 20 ms when it changed) from a worker thread with a
    * connection of its own, instead of in the commit that crosses the log's limit, on the event loop.
    * Default `true`; ignored for `:memory:` and `readonly`.
    */
