@@ -95,9 +95,9 @@ export interface SqliteRunStoreOptions extends RunStoreOptions {
   /** Open without creating or writing the schema (a reader process). Default `false`. */
   readonly?: boolean;
   /**
-   * Once the write-ahead log of a file grows past 4 MiB, checkpoint it (every 20 ms when it changed) from a worker thread with a
-   * connection of its own, instead of in the commit that crosses the log's limit, on the event loop.
-   * Default `true`; ignored for `:memory:` and `readonly`.
+   * Once the write-ahead log of a file grows past 4 MiB, checkpoint it from a worker thread with a
+   * connection of its own (every 20 ms when it changed), instead of in the commit that crosses the
+   * log's limit, on the event loop. Default `true`; ignored for `:memory:` and `readonly`.
    */
   backgroundCheckpoints?: boolean;
 }
