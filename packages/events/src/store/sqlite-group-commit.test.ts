@@ -349,6 +349,31 @@ describe('SqliteGroupCommit', () => {
     }
   });
 
+  it('calls afterCommit after each commit, and a throw there fails no write', async () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE t (v TEXT)');
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    let commits = 0;
+    const commit = new SqliteGroupCommit(db, {
+      maxWrites: 10,
+      afterCommit: () => {
+        commits += 1;
+        throw new Error('an observer that breaks');
+      },
+    });
+    try {
+      await Promise.all([
+        commit.enqueue('a', [], () => insert.run('a')),
+        commit.enqueue('b', [], () => insert.run('b')),
+      ]);
+      await commit.enqueue('c', [], () => insert.run('c'));
+      expect(commits).toBe(2);
+      expect(db.prepare('SELECT v FROM t').pluck().all()).toEqual(['a', 'b', 'c']);
+    } finally {
+      db.close();
+    }
+  });
+
   it('names what its queued writes touch until they are committed', async () => {
     const db = new Database(':memory:');
     const commit = new SqliteGroupCommit(db, { maxWrites: 10 });

@@ -18,7 +18,7 @@ export interface GroupCommitOptions {
   maxWrites: number;
   /** Runs first in each batch's transaction (a retention sweep); a throw fails the whole batch. */
   beforeWrites?: () => void;
-  /** Runs after each COMMIT that succeeded (it must not throw). */
+  /** Runs after each COMMIT that succeeded; what it throws is ignored. */
   afterCommit?: () => void;
 }
 
@@ -145,20 +145,25 @@ export class SqliteGroupCommit {
     } catch (failure) {
       return { failure };
     }
+    let result: T;
     try {
       this.#beforeWrites?.();
-      const result = writes();
+      result = writes();
       if (result === WRITE_FAILED) {
         this.#abandon();
         return result;
       }
       this.#commit.run();
-      this.#afterCommit?.();
-      return result;
     } catch (failure) {
       this.#abandon();
       return { failure };
     }
+    try {
+      this.#afterCommit?.();
+    } catch {
+      // What watches commits never undoes one: the writes are in the file.
+    }
+    return result;
   }
 
   /**
