@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { CLIENT_OPERATIONS, type AgentCard, type Task, type TaskEvent, type TaskList } from '@agent/core';
 import type { EventFeed, ServerCall, ServerPipeline } from '@agent/server';
-import { drained, StreamPacer, writeError, writeJson } from '@agent/server/node';
+import { drained, StreamPacer, writeError, writeFrame, writeJson } from '@agent/server/node';
 import type { HttpEndpoint } from './backend.js';
 import { EVENT_STREAM_HEADERS, encodeEvent } from './codec.js';
 import { ExchangeRoute, type Exchange } from './exchange.js';
@@ -181,7 +181,7 @@ async function writeEvents(
   try {
     for (let step = first; !step.done; step = await stream.next()) {
       if (res.destroyed) return;
-      if (!res.write(encodeEvent(step.value))) await drained(res);
+      if (!writeFrame(res, encodeEvent(step.value))) await drained(res);
       else {
         const turn = pacer.pause();
         if (turn) await turn;

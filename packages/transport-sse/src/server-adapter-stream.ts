@@ -10,7 +10,14 @@ import type { ServerResponse } from 'node:http';
 import { isFinalEvent, MethodNotFoundError, type AgentError, type TaskEvent } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
 import type { EventFeed, RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
-import { CLIENT_GONE, StreamPacer, writeError, type RequestScope } from '@agent/server/node';
+import {
+  CLIENT_GONE,
+  corkForTurn,
+  StreamPacer,
+  writeError,
+  writeFrame,
+  type RequestScope,
+} from '@agent/server/node';
 import {
   encodeErrorFrame,
   encodeEventFrame,
@@ -120,6 +127,8 @@ class EventStreamWriter {
   private open(): void {
     if (this.opened) return;
     this.opened = true;
+    // The head leaves at once, with the frames written in the same turn.
+    corkForTurn(this.res);
     this.res.writeHead(200, SSE_HEADERS);
     this.res.flushHeaders();
   }
@@ -135,12 +144,7 @@ class EventStreamWriter {
 /** Writes and, when the socket buffer is full, waits for it to drain (or the request to abort). */
 function writeText(res: ServerResponse, text: string, signal: AbortSignal): Promise<void> {
   if (res.destroyed || res.writableEnded) return Promise.resolve();
-  // Frames written in the same tick leave in one socket write.
-  if (!res.writableCorked) {
-    res.cork();
-    process.nextTick(() => res.uncork());
-  }
-  if (res.write(text)) return Promise.resolve();
+  if (writeFrame(res, text)) return Promise.resolve();
   return new Promise((resolve) => {
     const done = (): void => {
       res.off('drain', done);

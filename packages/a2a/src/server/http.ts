@@ -1,7 +1,7 @@
 /** The HTTP pieces both A2A bindings share: bodies, content types, the 401 challenge, SSE. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '@agent/auth';
-import { MalformedJsonError, drained, type BodyCallback } from '@agent/server/node';
+import { corkForTurn, MalformedJsonError, drained, writeFrame, type BodyCallback } from '@agent/server/node';
 import type { ExchangeInput } from '@agent/transport-http';
 import type { A2AStreamResponse } from '../protojson.js';
 import type { FrameStream } from './frame-stream.js';
@@ -86,6 +86,8 @@ export async function writeSse(
     void stream.close();
   };
   res.once('close', onClose);
+  // The head leaves at once, with the frames written in the same turn.
+  corkForTurn(res);
   res.writeHead(200, {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
@@ -97,10 +99,10 @@ export async function writeSse(
   try {
     for await (const response of stream) {
       if (gone) break;
-      if (!res.write(`data: ${JSON.stringify(frame(response))}\n\n`)) await drained(res);
+      if (!writeFrame(res, `data: ${JSON.stringify(frame(response))}\n\n`)) await drained(res);
     }
   } catch (error) {
-    if (!gone) res.write(`data: ${JSON.stringify(onError(error))}\n\n`);
+    if (!gone) writeFrame(res, `data: ${JSON.stringify(onError(error))}\n\n`);
   } finally {
     res.off('close', onClose);
     await stream.close();

@@ -28,6 +28,14 @@ export {
   type Routed,
   type RouteMiss,
 } from './route-table.js';
-export { drained, encodeSseFrame, SSE_CONTENT_TYPE, StreamPacer, FRAMES_PER_TURN } from './sse-frame.js';
+export {
+  corkForTurn,
+  drained,
+  encodeSseFrame,
+  SSE_CONTENT_TYPE,
+  StreamPacer,
+  FRAMES_PER_TURN,
+  writeFrame,
+} from './sse-frame.js';
 export { EventStreamParser, type SseFrame } from './sse-parser.js';
 export { CorsPolicy, DEFAULT_EXPOSED_HEADERS, type CorsOptions } from './cors.js';

@@ -1,0 +1,93 @@
+import { createServer, request, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { corkForTurn, writeFrame } from './sse-frame.js';
+
+/** Counts the socket writes a response makes: what reaches the kernel, one system call each. */
+function countWrites(res: ServerResponse): { calls: number } {
+  const socket = res.socket as Socket & {
+    _write: (...args: unknown[]) => void;
+    _writev?: (...args: unknown[]) => void;
+  };
+  const count = { calls: 0 };
+  const write = socket._write;
+  socket._write = function (this: Socket, ...args: unknown[]) {
+    count.calls += 1;
+    return write.apply(this, args);
+  };
+  const writev = socket._writev;
+  if (writev)
+    socket._writev = function (this: Socket, ...args: unknown[]) {
+      count.calls += 1;
+      return writev.apply(this, args);
+    };
+  return count;
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+async function serve(
+  handler: (res: ServerResponse) => Promise<{ calls: number }>,
+): Promise<{ body: string; calls: number }> {
+  let counted: Promise<{ calls: number }> | undefined;
+  const server = createServer((_req, res) => {
+    counted = handler(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const body = await new Promise<string>((resolve, reject) => {
+      request({ host: '127.0.0.1', port, path: '/' }, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve(text));
+      })
+        .on('error', reject)
+        .end();
+    });
+    return { body, calls: (await counted!).calls };
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+describe('writeFrame / corkForTurn', () => {
+  it('sends the head and the frames of one turn in one socket write, a later frame in its own', async () => {
+    const { body, calls } = await serve(async (res) => {
+      const count = countWrites(res);
+      corkForTurn(res);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+      writeFrame(res, 'data: 1\n\n');
+      writeFrame(res, 'data: 2\n\n');
+      writeFrame(res, 'data: 3\n\n');
+      await nextTurn();
+      const firstTurn = count.calls;
+      writeFrame(res, 'data: 4\n\n');
+      await nextTurn();
+      const secondTurn = count.calls;
+      res.end();
+      await nextTurn();
+      expect([firstTurn, secondTurn]).toEqual([1, 2]);
+      return count;
+    });
+    expect(body).toBe('data: 1\n\ndata: 2\n\ndata: 3\n\ndata: 4\n\n');
+    expect(calls).toBe(3);
+  });
+
+  it('without it, each frame and the head are a socket write of their own', async () => {
+    const { calls } = await serve(async (res) => {
+      const count = countWrites(res);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+      res.write('data: 1\n\n');
+      res.write('data: 2\n\n');
+      await nextTurn();
+      res.end();
+      await nextTurn();
+      return count;
+    });
+    expect(calls).toBeGreaterThanOrEqual(3);
+  });
+});
