@@ -95,11 +95,35 @@ function objectParam(params: Params, key: string): Params | undefined {
  * its messages and its artifacts. Native tasks carry no status timestamp of their own.
  */
 export function statusTimestampOf(task: Task): string {
+  const canonical = latestCanonical(task);
+  if (canonical !== null) return canonical;
   let latest = Date.parse(task.created_at) || 0;
   for (const message of task.messages) latest = Math.max(latest, Date.parse(message.timestamp) || 0);
   for (const artifact of task.artifacts) latest = Math.max(latest, Date.parse(artifact.created_at) || 0);
   return latest > 0 ? new Date(latest).toISOString() : nowIso();
 }
+
+/**
+ * The latest of a task's timestamps when all are `YYYY-MM-DDTHH:mm:ss.sssZ`, as this library writes
+ * them, else null. Their text order is their time order, so none is parsed: every answer encodes a
+ * task. Anything else (an offset, no milliseconds) takes the parsing path.
+ */
+function latestCanonical(task: Task): string | null {
+  let latest = task.created_at;
+  if (typeof latest !== 'string' || !CANONICAL_UTC.test(latest)) return null;
+  for (const message of task.messages) {
+    if (typeof message.timestamp !== 'string' || !CANONICAL_UTC.test(message.timestamp)) return null;
+    if (message.timestamp > latest) latest = message.timestamp;
+  }
+  for (const artifact of task.artifacts) {
+    if (typeof artifact.created_at !== 'string' || !CANONICAL_UTC.test(artifact.created_at)) return null;
+    if (artifact.created_at > latest) latest = artifact.created_at;
+  }
+  return latest;
+}
+
+/** `Date.prototype.toISOString`'s own form (four-digit years), its fields in range. */
+const CANONICAL_UTC = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
 
 function encodeTask(task: Task, historyLength?: number, includeArtifacts = true): A2ATask {
   const options: Parameters<typeof toA2ATask>[1] = { timestamp: statusTimestampOf(task), includeArtifacts };
