@@ -85,6 +85,28 @@ describe('WalCheckpointer', () => {
     }
   });
 
+  it('opens the file its path named when it was made, whatever the directory is when it starts', async () => {
+    const { path, db, write } = writer();
+    const home = process.cwd();
+    process.chdir(dir);
+    const checkpointer = new WalCheckpointer({
+      path: path.slice(dir.length + 1),
+      intervalMs: 10,
+      startAtBytes: 0,
+    });
+    process.chdir(home);
+    try {
+      write(1024);
+      const before = statSync(path).size;
+      checkpointer.start();
+      await eventually(() => statSync(path).size > before + 1024 * 1024 - 64 * 1024);
+    } finally {
+      process.chdir(home);
+      await checkpointer.close();
+      db.close();
+    }
+  });
+
   it('lets a worker that cannot open its file end, says so, and never starts again', async () => {
     const running: boolean[] = [];
     const checkpointer = new WalCheckpointer({

@@ -8,6 +8,7 @@
  */
 import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -61,6 +62,8 @@ const load = createRequire(__filename);
 
 export class WalCheckpointer {
   readonly #options: WalCheckpointerOptions;
+  /** Resolved now: a worker started later must open this file even if the process changed directory. */
+  readonly #path: string;
   #worker: Worker | undefined;
   #exited: Promise<void> = Promise.resolve();
   #commits = 0;
@@ -69,6 +72,7 @@ export class WalCheckpointer {
 
   constructor(options: WalCheckpointerOptions) {
     this.#options = options;
+    this.#path = resolve(options.path);
   }
 
   /** True while the worker runs. */
@@ -82,7 +86,7 @@ export class WalCheckpointer {
     this.#commits = 0;
     let size: number;
     try {
-      size = statSync(`${this.#options.path}-wal`).size;
+      size = statSync(`${this.#path}-wal`).size;
     } catch {
       return;
     }
@@ -99,7 +103,7 @@ export class WalCheckpointer {
         eval: true,
         workerData: {
           module: load.resolve('better-sqlite3'),
-          path: this.#options.path,
+          path: this.#path,
           intervalMs: this.#options.intervalMs,
         },
       });
