@@ -307,6 +307,28 @@ describe('RedactionPolicy.redactedJson', () => {
     }
   });
 
+  it('masks and escapes long strings as the replacer path does, the same string again, and after the turn', async () => {
+    const long = (inner: string): string => `${'a'.repeat(1500)} ${inner} ${'z'.repeat(1500)}`;
+    const strings = [
+      long('plain text'),
+      long(`a token ${jwt} inside`),
+      long('Bearer abcdefghijkl1234'),
+      long('a "quote" and a \\ backslash'),
+      long('a control \u0001 character'),
+      long('a lone \ud800 surrogate'),
+      long('no mask, only ☃ and 😀'),
+      `Bearer ${'b'.repeat(3000)}`,
+    ];
+    const values = strings.map((text) => ({ text, parts: [{ content: text }], again: text }));
+    for (const policy of policies()) {
+      // Twice in the same turn (the second time its scan is remembered), then once in a later turn.
+      for (let round = 0; round < 2; round++)
+        for (const value of values) expect(policy[0].redactedJson(value)).toBe(replacerJson(policy, value));
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const value of values) expect(policy[0].redactedJson(value)).toBe(replacerJson(policy, value));
+    }
+  });
+
   it('reads a getter once and masks what it returned', () => {
     let reads = 0;
     const value = {

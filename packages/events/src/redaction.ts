@@ -229,9 +229,7 @@ export class RedactionPolicy {
   /** True when a string's JSON text is the string in quotes: nothing to mask, nothing to escape. */
   #writesAsIs(value: string): boolean {
     // One scan rules out every default shape, custom patterns aside, and any character to escape.
-    return (
-      this.#plainStrings && !PLAIN_STRING_HINT.test(value) && !(this.#defaults && mayStartWithScheme(value))
-    );
+    return this.#plainStrings && hintFree(value) && !(this.#defaults && mayStartWithScheme(value));
   }
 
   /** An array item: what JSON skips elsewhere is `null` here. */
@@ -521,6 +519,36 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 // What sends a string the long way: a literal of a default inline shape or a character to escape.
 // eslint-disable-next-line no-control-regex -- as above
 const PLAIN_STRING_HINT = /eyJ|Bearer|["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** Strings at least this long have their PLAIN_STRING_HINT scan remembered until the turn ends. */
+const LONG_STRING = 1024;
+/** At most this many are remembered at once: what a turn writes of a few large tasks. */
+const MAX_LONG_SCANS = 64;
+const longScans = new Map<string, boolean>();
+let forgetting: NodeJS.Immediate | undefined;
+
+/**
+ * True when `value` has none of PLAIN_STRING_HINT's shapes. A task's long text is written several
+ * times in a row (its snapshot, its final event, its report list the same string), and scanning
+ * 64 KiB takes ~50 µs where looking the same string up takes ~20 ns (V8 hashes a long string by
+ * its length). Answers are kept only until the turn ends, so no text outlives its requests here.
+ */
+function hintFree(value: string): boolean {
+  if (value.length < LONG_STRING) return !PLAIN_STRING_HINT.test(value);
+  let free = longScans.get(value);
+  if (free === undefined) {
+    free = !PLAIN_STRING_HINT.test(value);
+    if (longScans.size >= MAX_LONG_SCANS) longScans.clear();
+    longScans.set(value, free);
+    forgetting ??= setImmediate(forgetLongScans).unref();
+  }
+  return free;
+}
+
+function forgetLongScans(): void {
+  forgetting = undefined;
+  longScans.clear();
+}
 
 /**
  * `before + middle + after` as one flat string. `+` and template literals make a rope (two
