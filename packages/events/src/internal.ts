@@ -59,7 +59,7 @@ export {
   type NormalizedApprovalQuery,
   type StoredApproval,
 } from './approvals/approval-records.js';
-export { approvalKey, DecisionWaiters, type WaitedRequest } from './approvals/decision-waiters.js';
+export { DecisionWaiters, type WaitedRequest } from './approvals/decision-waiters.js';
 export { InsertionQueue } from './store/insertion-queue.js';
 export { reportOfStoredText } from './store/stored-report.js';
 export {

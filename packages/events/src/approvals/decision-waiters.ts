@@ -20,11 +20,6 @@ export interface WaitedRequest {
   readonly waiters: Set<Waiter>;
 }
 
-/** The key of one owner's approval request. */
-export function approvalKey(owner: TaskOwner, requestId: string): string {
-  return ownerKey(owner, requestId);
-}
-
 export class DecisionWaiters {
   readonly #waiting = new Map<string, WaitedRequest>();
 
@@ -43,7 +38,7 @@ export class DecisionWaiters {
    * aborts first. The caller has checked that the request is pending.
    */
   wait(owner: TaskOwner, requestId: string, signal: AbortSignal | undefined): Promise<ApprovalRecord> {
-    const key = approvalKey(owner, requestId);
+    const key = ownerKey(owner, requestId);
     return new Promise<ApprovalRecord>((resolve, reject) => {
       let entry = this.#waiting.get(key);
       if (!entry) {
@@ -75,7 +70,7 @@ export class DecisionWaiters {
 
   /** Hands the settled record to everyone waiting for it, each a copy of its own. */
   settle(stored: StoredApproval): void {
-    const entry = this.#waiting.get(approvalKey(stored, stored.request_id));
+    const entry = this.#waiting.get(ownerKey(stored, stored.request_id));
     if (!entry || stored.state === 'pending') return;
     for (const waiter of [...entry.waiters]) waiter.resolve(approvalRecordOf(stored));
   }

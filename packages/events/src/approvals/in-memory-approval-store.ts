@@ -4,7 +4,7 @@
  * runs waiting for them).
  */
 import { ResourceExhaustedError, UnavailableError, ValueError, type ApprovalRequestData } from '@agent/core';
-import { checkOptionNames, numberOption, optionNames } from '@agent/core/internal';
+import { checkOptionNames, numberOption, optionNames, ownerKey } from '@agent/core/internal';
 import { isoAt } from '../registry/entries.js';
 import { clockOf } from '../store/records.js';
 import type { TaskOwner } from '../store/run-store.js';
@@ -31,7 +31,7 @@ import type {
   ApprovalStore,
   CreateApprovalOptions,
 } from './approval-store.js';
-import { approvalKey, DecisionWaiters } from './decision-waiters.js';
+import { DecisionWaiters } from './decision-waiters.js';
 
 export const DEFAULT_MAX_APPROVAL_RECORDS = 10_000;
 
@@ -48,7 +48,7 @@ export interface InMemoryApprovalStoreOptions {
 
 const OPTION_NAMES = optionNames<InMemoryApprovalStoreOptions>({ now: true, maxRecords: true });
 
-function ownerKey(owner: TaskOwner): string {
+function ownerMapKey(owner: TaskOwner): string {
   return JSON.stringify([owner.tenant, owner.principal_id]);
 }
 
@@ -82,13 +82,13 @@ export class InMemoryApprovalStore implements ApprovalStore {
   }
 
   #find(owner: TaskOwner, requestId: string): StoredApproval | undefined {
-    return this.#byOwner.get(ownerKey(owner))?.get(requestId);
+    return this.#byOwner.get(ownerMapKey(owner))?.get(requestId);
   }
 
   /** Replaces a pending record by its settled form and wakes whoever waits for it. */
   #settle(owner: TaskOwner, next: StoredApproval): void {
-    this.#byOwner.get(ownerKey(owner))!.set(next.request_id, next);
-    this.#settled.set(approvalKey(owner, next.request_id), next);
+    this.#byOwner.get(ownerMapKey(owner))!.set(next.request_id, next);
+    this.#settled.set(ownerKey(owner, next.request_id), next);
     this.#waiters.settle(next);
   }
 
@@ -98,9 +98,9 @@ export class InMemoryApprovalStore implements ApprovalStore {
     if (oldest.done) return false;
     const [key, stored] = oldest.value;
     this.#settled.delete(key);
-    const mine = this.#byOwner.get(ownerKey(stored))!;
+    const mine = this.#byOwner.get(ownerMapKey(stored))!;
     mine.delete(stored.request_id);
-    if (mine.size === 0) this.#byOwner.delete(ownerKey(stored));
+    if (mine.size === 0) this.#byOwner.delete(ownerMapKey(stored));
     this.#count -= 1;
     return true;
   }
@@ -125,10 +125,10 @@ export class InMemoryApprovalStore implements ApprovalStore {
         );
     }
     const stored = storedApprovalOf(who, approval, isoAt(this.#now()));
-    let mine = this.#byOwner.get(ownerKey(who));
+    let mine = this.#byOwner.get(ownerMapKey(who));
     if (!mine) {
       mine = new Map();
-      this.#byOwner.set(ownerKey(who), mine);
+      this.#byOwner.set(ownerMapKey(who), mine);
     }
     mine.set(stored.request_id, stored);
     this.#count += 1;
@@ -148,7 +148,7 @@ export class InMemoryApprovalStore implements ApprovalStore {
     const q = approvalQueryOf(query);
     this.#open();
     const found: ApprovalRecord[] = [];
-    for (const stored of this.#byOwner.get(ownerKey(who))?.values() ?? []) {
+    for (const stored of this.#byOwner.get(ownerMapKey(who))?.values() ?? []) {
       if (!matchesQuery(stored, q)) continue;
       found.push(approvalRecordOf(stored));
       if (found.length >= q.limit) break;

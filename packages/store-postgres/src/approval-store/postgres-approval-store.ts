@@ -5,7 +5,7 @@
  * so a notification lost with a dropped connection only delays a waiter.
  */
 import { UnavailableError, ValueError, type ApprovalRequestData } from '@agent/core';
-import { checkOptionNames, numberOption } from '@agent/core/internal';
+import { checkOptionNames, numberOption, ownerKey } from '@agent/core/internal';
 import type {
   ApprovalDecisionInput,
   ApprovalQuery,
@@ -20,7 +20,6 @@ import { postgresError } from '../errors.js';
 import {
   approvalNotFound,
   approvalQueryOf,
-  approvalKey,
   approvalRecordOf,
   approverOf,
   checkDecidable,
@@ -276,8 +275,8 @@ export class PostgresApprovalStore implements ApprovalStore {
     const waiting = this.#waiters.wait(who, id, signal);
     this.#watch();
     // A decision committed between the read above and the wait's registration notified nobody.
-    const key = approvalKey(who, id);
-    void this.#reread(this.#waiters.requests().filter((w) => approvalKey(w.owner, w.requestId) === key));
+    const key = ownerKey(who, id);
+    void this.#reread(this.#waiters.requests().filter((w) => ownerKey(w.owner, w.requestId) === key));
     return waiting;
   }
 
@@ -313,13 +312,13 @@ export class PostgresApprovalStore implements ApprovalStore {
         typeof parsed.principal_id === 'string' &&
         typeof parsed.request_id === 'string'
       )
-        key = approvalKey({ tenant: parsed.tenant, principal_id: parsed.principal_id }, parsed.request_id);
+        key = ownerKey({ tenant: parsed.tenant, principal_id: parsed.principal_id }, parsed.request_id);
     } catch {
       // Not ours to understand: read everything waited on instead.
     }
     const waited = this.#waiters.requests();
     void this.#reread(
-      key === undefined ? waited : waited.filter((w) => approvalKey(w.owner, w.requestId) === key),
+      key === undefined ? waited : waited.filter((w) => ownerKey(w.owner, w.requestId) === key),
     );
   }
 
