@@ -57,6 +57,54 @@ CREATE INDEX IF NOT EXISTS run_reports_task_id ON run_reports (task_id);
 CREATE INDEX IF NOT EXISTS run_reports_created_at ON run_reports (created_at);
 `;
 
+/** The schema-2 DDL as the schema-2 store left a file: a fixture, never to be edited. */
+const SCHEMA_2 = `
+CREATE TABLE task_records (
+  tenant TEXT NOT NULL,
+  principal_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  state TEXT NOT NULL,
+  run_id TEXT,
+  session_id TEXT,
+  trace_id TEXT,
+  agent_name TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  task TEXT NOT NULL,
+  PRIMARY KEY (tenant, principal_id, task_id)
+);
+CREATE INDEX task_records_state ON task_records (state);
+CREATE INDEX task_records_run_id ON task_records (run_id);
+CREATE INDEX task_records_session_id ON task_records (session_id, updated_at);
+CREATE INDEX task_records_trace_id ON task_records (trace_id);
+CREATE INDEX task_records_agent_name ON task_records (agent_name);
+CREATE INDEX task_records_created_at ON task_records (created_at);
+CREATE INDEX task_records_updated_at ON task_records (updated_at);
+CREATE INDEX task_records_owner_page ON task_records (tenant, principal_id, updated_at DESC, task_id);
+CREATE TABLE run_reports (
+  run_id     TEXT PRIMARY KEY,
+  task_id    TEXT,
+  session_id TEXT,
+  trace_id   TEXT,
+  agent_name TEXT,
+  created_at TEXT NOT NULL,
+  report     TEXT NOT NULL
+);
+CREATE INDEX run_reports_session_id ON run_reports (session_id, created_at);
+CREATE INDEX run_reports_trace_id ON run_reports (trace_id);
+CREATE INDEX run_reports_agent_name ON run_reports (agent_name);
+CREATE INDEX run_reports_task_id ON run_reports (task_id);
+CREATE INDEX run_reports_created_at ON run_reports (created_at);
+CREATE TABLE task_events (
+  tenant       TEXT NOT NULL,
+  principal_id TEXT NOT NULL,
+  task_id      TEXT NOT NULL,
+  sequence     INTEGER NOT NULL,
+  event        TEXT NOT NULL,
+  PRIMARY KEY (tenant, principal_id, task_id, sequence)
+) WITHOUT ROWID;
+`;
+
 /** The schema-1 upserts, as the schema-1 store ran them. */
 const UPSERT_TASK_1 = `
   INSERT INTO task_records (task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task)
@@ -230,13 +278,113 @@ describe('SqliteRunStore schema migration', () => {
     }
   });
 
+  it('opens a schema-2 file and moves every task log into the rowid-keyed event table', async () => {
+    const path = join(dir, 'v2.db');
+    const ownerA = { tenant: 't', principal_id: 'a' };
+    const ownerB = { tenant: 't', principal_id: 'b' };
+    const status = (state: string, n: number) => ({
+      type: 'task.status',
+      task_id: 'job',
+      state,
+      final: false,
+      timestamp: `2026-01-01T00:00:0${n}.000Z`,
+    });
+    const raw = new Database(path);
+    raw.pragma('journal_mode = WAL');
+    raw.transaction(() => {
+      raw.exec(SCHEMA_2);
+      raw.pragma('user_version = 2');
+      const task = JSON.stringify(createTask('x', { id: 'job' }));
+      const insertTask = raw.prepare(
+        `INSERT INTO task_records VALUES (?, ?, 'job', 'working', NULL, NULL, NULL, NULL,
+           '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', ?)`,
+      );
+      insertTask.run('t', 'a', task);
+      insertTask.run('t', 'b', task);
+      const insertEvent = raw.prepare('INSERT INTO task_events VALUES (?, ?, ?, ?, ?)');
+      // Written out of order: the log is read by sequence, not by the order rows went in.
+      for (const [owner, sequence] of [
+        [ownerB, 2],
+        [ownerA, 3],
+        [ownerA, 1],
+        [ownerB, 1],
+        [ownerA, 2],
+      ] as const)
+        insertEvent.run(
+          owner.tenant,
+          owner.principal_id,
+          'job',
+          sequence,
+          JSON.stringify(status(owner === ownerA ? 'working' : 'submitted', sequence)),
+        );
+    })();
+    raw.close();
+
+    const store = new SqliteRunStore({ path });
+    try {
+      expect(await store.listTaskEvents(ownerA, 'job')).toEqual(
+        [1, 2, 3].map((sequence) => ({ sequence, event: status('working', sequence) })),
+      );
+      expect(await store.listTaskEvents(ownerB, 'job')).toEqual(
+        [1, 2].map((sequence) => ({ sequence, event: status('submitted', sequence) })),
+      );
+      expect(await store.listTaskEvents(ownerA, 'job', { after: 1, limit: 1 })).toEqual([
+        { sequence: 2, event: status('working', 2) },
+      ]);
+      // The numbering goes on from the migrated log.
+      expect(await store.appendTaskEvents(ownerA, 'job', [status('working', 4) as never])).toEqual([4]);
+      expect(await store.appendTaskEvents(ownerB, 'job', [status('working', 3) as never])).toEqual([3]);
+    } finally {
+      store.close();
+    }
+
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      const ddl = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'task_events'").pluck().get();
+      expect(ddl).not.toMatch(/WITHOUT ROWID/);
+      expect(
+        db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'task_events_v3'").pluck().get(),
+      ).toBe(0);
+      const [key] = db
+        .prepare('SELECT name, "unique" AS isUnique FROM pragma_index_list(\'task_events\')')
+        .all() as {
+        name: string;
+        isUnique: number;
+      }[];
+      expect(key).toEqual({ name: 'task_events_key', isUnique: 1 });
+      expect(db.prepare("SELECT name FROM pragma_index_info('task_events_key')").pluck().all()).toEqual([
+        'tenant',
+        'principal_id',
+        'task_id',
+        'sequence',
+      ]);
+      // A log read walks the key index, never the whole table.
+      const plan = (
+        db
+          .prepare(
+            `EXPLAIN QUERY PLAN SELECT sequence, event FROM task_events
+               WHERE tenant = 't' AND principal_id = 'a' AND task_id = 'job' AND sequence > 0 ORDER BY sequence`,
+          )
+          .all() as { detail: string }[]
+      )
+        .map((row) => row.detail)
+        .join('\n');
+      expect(plan).toMatch(/USING INDEX task_events_key/);
+      expect(plan).not.toMatch(/TEMP B-TREE/);
+    } finally {
+      db.close();
+    }
+  });
+
   it('refuses a read-only open of a schema-1 file with a clear error, leaving it as it was', () => {
     const path = join(dir, 'v1-readonly.db');
     writeSchema1File(path, v1Tasks());
     const attempt = () => new SqliteRunStore({ path, readonly: true });
     expect(attempt).toThrow(UnavailableError);
     expect(attempt).toThrow(
-      `${path} has run store schema 1; this library needs 2. Open it once without readonly to upgrade it.`,
+      `${path} has run store schema 1; this library needs ${SQLITE_SCHEMA_VERSION}. Open it once without readonly to upgrade it.`,
     );
     const db = new Database(path, { readonly: true });
     try {

@@ -135,7 +135,9 @@ describe('SqliteRunStore file behaviour', () => {
     const db = new Database(path);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION + 1}`);
     db.close();
-    expect(() => new SqliteRunStore({ path })).toThrow(/schema 3; this library reads up to 2/);
+    expect(() => new SqliteRunStore({ path })).toThrow(
+      `schema ${SQLITE_SCHEMA_VERSION + 1}; this library reads up to ${SQLITE_SCHEMA_VERSION}`,
+    );
     expect(() => new SqliteRunStore({ path, readonly: true })).toThrow(ValueError);
   });
 
