@@ -5,6 +5,18 @@ export function newId(): string {
   return randomUUID();
 }
 
+/**
+ * A new time-ordered identifier (UUID v7, RFC 9562): the Unix time in milliseconds, then 74 random
+ * bits. Ids made later sort after earlier ones (to the millisecond), so a database index of them
+ * grows at its end instead of at a random page: for ids a store keys or indexes many rows by.
+ */
+export function newTimeOrderedId(): string {
+  // randomUUID is v4: the same layout, its variant bits already in place, from a pooled CSPRNG.
+  const random = randomUUID();
+  const time = Date.now().toString(16).padStart(12, '0');
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
+}
+
 let lastMs = Number.NaN;
 let lastIso = '';
 

@@ -39,7 +39,7 @@ export type {
   ApprovalRequestData,
   ApprovalDecisionData,
 } from './run-data.js';
-export { newId, nowIso, parseIsoTimestamp } from './ids.js';
+export { newId, newTimeOrderedId, nowIso, parseIsoTimestamp } from './ids.js';
 export {
   textPart,
   dataPart,

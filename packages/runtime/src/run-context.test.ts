@@ -1,6 +1,6 @@
 import { createTask, ValidationError } from '@agent/core';
 import { RunBudget } from './run-budget.js';
-import { RunContext } from './run-context.js';
+import { newTraceId, RunContext } from './run-context.js';
 
 describe('RunContext', () => {
   it('generates a W3C trace id and round-trips through toDict/fromDict', () => {
@@ -29,6 +29,34 @@ describe('RunContext', () => {
     expect(
       JSON.parse(JSON.stringify(RunContext.fromDict(JSON.parse(JSON.stringify(dict))).toDict())),
     ).toEqual(dict);
+  });
+
+  it('makes trace ids that start with the time in milliseconds and end in 10 random bytes', async () => {
+    const before = Date.now();
+    const first = newTraceId();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = newTraceId();
+    const after = Date.now();
+    for (const id of [first, second]) {
+      expect(id).toMatch(/^[0-9a-f]{32}$/);
+      expect(parseInt(id.slice(0, 12), 16)).toBeGreaterThanOrEqual(before);
+      expect(parseInt(id.slice(0, 12), 16)).toBeLessThanOrEqual(after);
+    }
+    // Made later, sorted later: a store's index of them grows at its end.
+    expect([second, first].sort()).toEqual([first, second]);
+    // Past the pool of random bytes (256 ids) too, the random part never repeats.
+    const ids = Array.from({ length: 5000 }, newTraceId);
+    expect(new Set(ids.map((id) => id.slice(12))).size).toBe(ids.length);
+  });
+
+  it('gives a run a time-ordered UUID v7 run id, and a child a later one', async () => {
+    const parent = new RunContext();
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    const child = parent.child();
+    for (const id of [parent.runId, child.runId])
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(child.runId > parent.runId).toBe(true);
+    expect(new RunContext({ runId: 'given' }).runId).toBe('given');
   });
 
   it('replaces a trace id that is not W3C-shaped', () => {

@@ -1,0 +1,39 @@
+import { newId, newTimeOrderedId } from './ids.js';
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** The Unix milliseconds in a v7 id's first 48 bits. */
+const millisOf = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+
+describe('ids', () => {
+  it('newId makes random UUID v4 ids', () => {
+    const ids = Array.from({ length: 1000 }, newId);
+    for (const id of ids) expect(id).toMatch(UUID_V4);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('newTimeOrderedId makes UUID v7 ids carrying the time they were made, in the order made', async () => {
+    const before = Date.now();
+    const first = newTimeOrderedId();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = newTimeOrderedId();
+    const after = Date.now();
+    for (const id of [first, second]) {
+      expect(id).toMatch(UUID_V7);
+      expect(millisOf(id)).toBeGreaterThanOrEqual(before);
+      expect(millisOf(id)).toBeLessThanOrEqual(after);
+    }
+    // Sorted as text (how an index compares them) they come in the order made.
+    expect(millisOf(second)).toBeGreaterThan(millisOf(first));
+    expect([second, first].sort()).toEqual([first, second]);
+  });
+
+  it('newTimeOrderedId keeps 74 random bits: ids of the same millisecond differ', () => {
+    const ids = Array.from({ length: 10_000 }, newTimeOrderedId);
+    expect(new Set(ids).size).toBe(ids.length);
+    // The random tail is not the time: across ids of one millisecond it takes many values.
+    const tails = new Set(ids.map((id) => id.slice(19)));
+    expect(tails.size).toBe(ids.length);
+  });
+});
