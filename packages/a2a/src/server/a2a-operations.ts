@@ -3,7 +3,6 @@
  * operation acts for `call.owner` (principal + tenant): another owner's task answers exactly what an
  * unknown id answers, because every lookup goes through the pipeline's owner-scoped ledger.
  */
-import { randomUUID } from 'node:crypto';
 import {
   AgentError,
   InternalError,
@@ -13,6 +12,7 @@ import {
   ValidationError,
   isFinalEvent,
   isTerminalState,
+  newTimeOrderedId,
   nowIso,
   parseIsoTimestamp,
 } from '@agent/core';
@@ -264,9 +264,10 @@ export class A2AOperations {
     for (const [key, value] of Object.entries(request.metadata ?? {})) {
       if (!RESERVED_METADATA.has(key)) metadata[key] = value;
     }
-    metadata.session_id = request.contextId ?? randomUUID();
+    // Ids this server makes are time-ordered: a store's indexes of them grow at their end.
+    metadata.session_id = request.contextId ?? newTimeOrderedId();
     return {
-      id: randomUUID(),
+      id: newTimeOrderedId(),
       state: 'submitted',
       messages: [request.message],
       artifacts: [],

@@ -100,8 +100,13 @@ describe('A2AServer with API keys', () => {
       const body = response.json as Json;
       expect(body.id).toBe('req-1');
       const task = body.result.task as Json;
-      expect(task.id).toMatch(/^[0-9a-f-]{36}$/);
-      expect(task.contextId).toMatch(/^[0-9a-f-]{36}$/);
+      // UUID v7: the time first, so ids minted later sort later.
+      const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+      expect(task.id).toMatch(v7);
+      expect(task.contextId).toMatch(v7);
+      expect(task.contextId).not.toBe(task.id);
+      const minted = Number.parseInt(task.id.slice(0, 8) + task.id.slice(9, 13), 16);
+      expect(Math.abs(minted - Date.now())).toBeLessThan(60_000);
       expect(task.status.state).toBe('TASK_STATE_COMPLETED');
       expect(task.status.timestamp).toMatch(/Z$/);
       expect(task.history.map((m: Json) => m.role)).toEqual(['ROLE_USER', 'ROLE_AGENT']);
