@@ -48,7 +48,10 @@ function storedTasks(db: Database.Database): string[] {
 
 function storedSequences(db: Database.Database, taskId: string): number[] {
   return db
-    .prepare('SELECT sequence FROM task_events WHERE task_id = ? ORDER BY sequence')
+    .prepare(
+      `SELECT e.sequence FROM task_events e JOIN task_records r ON e.task_row = r.row_id
+         WHERE r.task_id = ? ORDER BY e.sequence`,
+    )
     .pluck()
     .all(taskId) as number[];
 }
@@ -116,7 +119,8 @@ describe('SqliteRunStore group commit', () => {
     other.exec(`
       CREATE TRIGGER refuse_poison BEFORE INSERT ON task_records WHEN NEW.task_id = 'poison'
         BEGIN SELECT RAISE(ABORT, 'poison refused'); END;
-      CREATE TRIGGER refuse_second BEFORE INSERT ON task_events WHEN NEW.task_id = 'half' AND NEW.sequence = 2
+      CREATE TRIGGER refuse_second BEFORE INSERT ON task_events
+        WHEN NEW.task_row = (SELECT row_id FROM task_records WHERE task_id = 'half') AND NEW.sequence = 2
         BEGIN SELECT RAISE(ABORT, 'second event refused'); END;`);
     try {
       await store.saveTaskSnapshot(createTask('x', { id: 'half' }));

@@ -278,7 +278,7 @@ describe('SqliteRunStore schema migration', () => {
     }
   });
 
-  it('opens a schema-2 file and moves every task log into the rowid-keyed event table', async () => {
+  it("opens a schema-2 file and keys every task log by its task's new row id", async () => {
     const path = join(dir, 'v2.db');
     const ownerA = { tenant: 't', principal_id: 'a' };
     const ownerB = { tenant: 't', principal_id: 'b' };
@@ -338,34 +338,60 @@ describe('SqliteRunStore schema migration', () => {
       store.close();
     }
 
-    const db = new Database(path, { readonly: true });
+    const db = new Database(path);
     try {
       expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-      const ddl = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'task_events'").pluck().get();
-      expect(ddl).not.toMatch(/WITHOUT ROWID/);
-      expect(
-        db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'task_events_v3'").pluck().get(),
-      ).toBe(0);
+      expect(db.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v3'").pluck().get()).toBe(0);
+      // Each task has a row id, and its events are keyed by it.
+      const rows = db.prepare('SELECT row_id, principal_id FROM task_records ORDER BY row_id').all() as {
+        row_id: number;
+        principal_id: string;
+      }[];
+      expect(rows.map((row) => row.principal_id).sort()).toEqual(['a', 'b']);
+      const counts = db
+        .prepare('SELECT task_row, count(*) AS n FROM task_events GROUP BY task_row ORDER BY task_row')
+        .all() as { task_row: number; n: number }[];
+      expect(Object.fromEntries(counts.map((c) => [c.task_row, c.n]))).toEqual(
+        Object.fromEntries(rows.map((row) => [row.row_id, row.principal_id === 'a' ? 4 : 3])),
+      );
       const [key] = db
         .prepare('SELECT name, "unique" AS isUnique FROM pragma_index_list(\'task_events\')')
-        .all() as {
-        name: string;
-        isUnique: number;
-      }[];
+        .all() as { name: string; isUnique: number }[];
       expect(key).toEqual({ name: 'task_events_key', isUnique: 1 });
       expect(db.prepare("SELECT name FROM pragma_index_info('task_events_key')").pluck().all()).toEqual([
+        'task_row',
+        'sequence',
+      ]);
+      // The record's columns are what they were, plus the row id; its key is still unique.
+      expect(db.prepare("SELECT name FROM pragma_table_info('task_records')").pluck().all()).toEqual([
+        'row_id',
         'tenant',
         'principal_id',
         'task_id',
-        'sequence',
+        'state',
+        'run_id',
+        'session_id',
+        'trace_id',
+        'agent_name',
+        'created_at',
+        'updated_at',
+        'task',
       ]);
-      // A log read walks the key index, never the whole table.
+      expect(() =>
+        db
+          .prepare(
+            `INSERT INTO task_records (tenant, principal_id, task_id, state, created_at, updated_at, task)
+               VALUES ('t', 'a', 'job', 'working', 'x', 'x', '{}')`,
+          )
+          .run(),
+      ).toThrow(/UNIQUE constraint failed/);
+      // A log read walks the key index, never the whole table, and sorts nothing.
       const plan = (
         db
           .prepare(
-            `EXPLAIN QUERY PLAN SELECT sequence, event FROM task_events
-               WHERE tenant = 't' AND principal_id = 'a' AND task_id = 'job' AND sequence > 0 ORDER BY sequence`,
+            `EXPLAIN QUERY PLAN SELECT e.sequence, e.event FROM task_records r JOIN task_events e ON e.task_row = r.row_id
+               WHERE r.tenant = 't' AND r.principal_id = 'a' AND r.task_id = 'job' AND e.sequence > 0 ORDER BY e.sequence`,
           )
           .all() as { detail: string }[]
       )

@@ -61,9 +61,7 @@ describe('SqliteRunStore file behaviour', () => {
       expect(new Set(indexed('run_reports'))).toEqual(
         new Set(['run_id', 'session_id', 'trace_id', 'agent_name', 'task_id', 'created_at']),
       );
-      expect(new Set(indexed('task_events'))).toEqual(
-        new Set(['tenant', 'principal_id', 'task_id', 'sequence']),
-      );
+      expect(indexed('task_events')).toEqual(['task_row', 'sequence']);
       // Keyset pages of one owner read the rows in index order, without a sort step.
       const plan = db
         .prepare(

@@ -182,24 +182,38 @@ CREATE TABLE task_events (
   PRIMARY KEY (tenant, principal_id, task_id, sequence)
 ) WITHOUT ROWID;
 `,
-  // Events in a table keyed by rowid: a new event goes on the table's last page, beside the other
-  // events of its commit. Keyed by task, each one landed on a page of its own (task ids are random),
-  // and an event longer than a quarter page spilled into an overflow page: about 5 pages written
-  // per task against 2 now (one small key in the index, a share of the last page).
+  // Pages written per commit are what a write costs, and a random key costs a page per new entry.
+  // Keyed by (owner, task id), each new event landed on a random leaf of its own, and one longer
+  // than a quarter page spilled into an overflow page. Now a task has a row id (INTEGER PRIMARY KEY,
+  // kept by VACUUM) and its events are keyed by it: new tasks have the highest ids, so their events'
+  // rows and keys both go on the last pages, which a commit shares among all its tasks.
   `
-CREATE TABLE task_events_v3 (
-  tenant       TEXT NOT NULL,
+CREATE TABLE task_records_v3 (
+  row_id INTEGER PRIMARY KEY,
+  tenant TEXT NOT NULL,
   principal_id TEXT NOT NULL,
-  task_id      TEXT NOT NULL,
-  sequence     INTEGER NOT NULL,
-  event        TEXT NOT NULL
+  task_id TEXT NOT NULL,${TASK_COLUMNS},
+  UNIQUE (tenant, principal_id, task_id)
 );
-INSERT INTO task_events_v3 (tenant, principal_id, task_id, sequence, event)
-  SELECT tenant, principal_id, task_id, sequence, event FROM task_events
-  ORDER BY tenant, principal_id, task_id, sequence;
+INSERT INTO task_records_v3 (tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task)
+  SELECT tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task
+  FROM task_records ORDER BY created_at, tenant, principal_id, task_id;
+CREATE TABLE task_events_v3 (
+  task_row INTEGER NOT NULL,
+  sequence INTEGER NOT NULL,
+  event    TEXT NOT NULL
+);
+INSERT INTO task_events_v3 (task_row, sequence, event)
+  SELECT r.row_id, e.sequence, e.event FROM task_events e
+  JOIN task_records_v3 r ON r.tenant = e.tenant AND r.principal_id = e.principal_id AND r.task_id = e.task_id
+  ORDER BY r.row_id, e.sequence;
 DROP TABLE task_events;
+DROP TABLE task_records;
+ALTER TABLE task_records_v3 RENAME TO task_records;
 ALTER TABLE task_events_v3 RENAME TO task_events;
-CREATE UNIQUE INDEX task_events_key ON task_events (tenant, principal_id, task_id, sequence);
+${TASK_INDEXES}
+CREATE INDEX task_records_owner_page ON task_records (tenant, principal_id, updated_at DESC, task_id);
+CREATE UNIQUE INDEX task_events_key ON task_events (task_row, sequence);
 `,
 ];
 
@@ -247,8 +261,11 @@ function where(
 const OWNER_COLUMNS = ['tenant', 'principal_id'] as const;
 const TERMINAL_LIST = TERMINAL_STATES.map((state) => `'${state}'`).join(', ');
 const DELETE_EVENTS_OF = (condition: string) => `
-  DELETE FROM task_events WHERE (tenant, principal_id, task_id) IN
-    (SELECT tenant, principal_id, task_id FROM task_records WHERE ${condition})`;
+  DELETE FROM task_events WHERE task_row IN (SELECT row_id FROM task_records WHERE ${condition})`;
+
+/** A record's columns, as a TaskRecord names them (not the row id, which stays inside the file). */
+const RECORD_COLUMNS =
+  'tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task';
 
 /** What a write does once its batch runs, and what it touches (for the reads that must see it). */
 interface PreparedWrite<T> {
@@ -270,7 +287,7 @@ export class SqliteRunStore implements RunStore {
   readonly #lastSequence: BetterSqlite3.Statement;
   readonly #insertEvent: BetterSqlite3.Statement;
   readonly #findTaskRow: BetterSqlite3.Statement;
-  readonly #taskExists: BetterSqlite3.Statement;
+  readonly #taskRowId: BetterSqlite3.Statement;
   readonly #writes: SqliteGroupCommit;
   readonly #checkpointer: WalCheckpointer | undefined;
   /** Statements built from a query's filters, prepared once per distinct SQL text. */
@@ -323,17 +340,15 @@ export class SqliteRunStore implements RunStore {
           agent_name = excluded.agent_name, created_at = excluded.created_at, report = excluded.report`);
       this.#getReport = this.#db.prepare('SELECT report FROM run_reports WHERE run_id = ?');
       this.#lastSequence = this.#db
-        .prepare(
-          'SELECT COALESCE(MAX(sequence), 0) FROM task_events WHERE tenant = ? AND principal_id = ? AND task_id = ?',
-        )
+        .prepare('SELECT COALESCE(MAX(sequence), 0) FROM task_events WHERE task_row = ?')
         .pluck();
       this.#insertEvent = this.#db.prepare(
-        'INSERT INTO task_events (tenant, principal_id, task_id, sequence, event) VALUES (?, ?, ?, ?, ?)',
+        'INSERT INTO task_events (task_row, sequence, event) VALUES (?, ?, ?)',
       );
       const live = this.#live();
       const ofTask = `FROM task_records WHERE tenant = ? AND principal_id = ? AND task_id = ?${live.sql === '' ? '' : ` AND ${live.sql}`}`;
-      this.#findTaskRow = this.#db.prepare(`SELECT * ${ofTask}`);
-      this.#taskExists = this.#db.prepare(`SELECT 1 ${ofTask}`).pluck();
+      this.#findTaskRow = this.#db.prepare(`SELECT ${RECORD_COLUMNS} ${ofTask}`);
+      this.#taskRowId = this.#db.prepare(`SELECT row_id ${ofTask}`).pluck();
       this.#checkpointer = this.#checkpointerFor(options);
       const checkpointer = this.#checkpointer;
       this.#writes = new SqliteGroupCommit(this.#db, {
@@ -543,7 +558,7 @@ export class SqliteRunStore implements RunStore {
         [this.#live()],
       );
       const rows = this.#prepare(
-        `SELECT * FROM task_records ${filter.sql} ORDER BY updated_at DESC, task_id ASC LIMIT ?`,
+        `SELECT ${RECORD_COLUMNS} FROM task_records ${filter.sql} ORDER BY updated_at DESC, task_id ASC LIMIT ?`,
       ).all(...filter.params, q.limit ?? -1) as TaskRow[];
       return rows.map(parseTaskRow);
     } catch (error) {
@@ -569,7 +584,7 @@ export class SqliteRunStore implements RunStore {
       );
       // One row more than the page tells whether another page exists.
       const rows = this.#prepare(
-        `SELECT * FROM task_records ${filter.sql} ORDER BY updated_at DESC, task_id ASC LIMIT ?`,
+        `SELECT ${RECORD_COLUMNS} FROM task_records ${filter.sql} ORDER BY updated_at DESC, task_id ASC LIMIT ?`,
       ).all(...filter.params, q.page_size + 1) as TaskRow[];
       const records = rows.slice(0, q.page_size).map(parseTaskRow);
       return {
@@ -589,9 +604,10 @@ export class SqliteRunStore implements RunStore {
       return {
         keys: [taskKey(who, taskId)],
         work: () => {
-          if (this.#byTask(this.#taskExists, who, taskId) === undefined)
+          const row = this.#byTask(this.#taskRowId, who, taskId) as number | undefined;
+          if (row === undefined)
             throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
-          return this.#insertEvents(who, taskId, texts);
+          return this.#insertEvents(row, texts);
         },
       };
     });
@@ -601,11 +617,11 @@ export class SqliteRunStore implements RunStore {
    * Numbers the events after the log's last one. Only inside a batch: its transaction holds the
    * write lock (IMMEDIATE), so no two writers, in this process or another, take the same sequence.
    */
-  #insertEvents(who: TaskOwner, taskId: string, texts: readonly string[]): number[] {
-    const last = this.#lastSequence.get(who.tenant, who.principal_id, taskId) as number;
+  #insertEvents(taskRow: number, texts: readonly string[]): number[] {
+    const last = this.#lastSequence.get(taskRow) as number;
     return texts.map((text, index) => {
       const sequence = last + index + 1;
-      this.#insertEvent.run(who.tenant, who.principal_id, taskId, sequence, text);
+      this.#insertEvent.run(taskRow, sequence, text);
       return sequence;
     });
   }
@@ -623,17 +639,14 @@ export class SqliteRunStore implements RunStore {
    */
   #finishInterrupted(error: AgentError): TaskRecord[] {
     const rows = this.#prepare(
-      "SELECT * FROM task_records WHERE state IN ('submitted', 'working') ORDER BY updated_at ASC, task_id ASC",
-    ).all() as TaskRow[];
-    return rows.map((row) => {
+      `SELECT row_id, ${RECORD_COLUMNS} FROM task_records WHERE state IN ('submitted', 'working')
+         ORDER BY updated_at ASC, task_id ASC`,
+    ).all() as (TaskRow & { row_id: number })[];
+    return rows.map(({ row_id, ...row }) => {
       const record = parseTaskRow(row);
       const owner = { tenant: record.tenant, principal_id: record.principal_id };
       const [errorEvent, finalEvent] = failedEnding(record.task, error);
-      this.#insertEvents(
-        owner,
-        record.task_id,
-        eventTextsOf(record.task_id, [errorEvent, finalEvent], this.#policy),
-      );
+      this.#insertEvents(row_id, eventTextsOf(record.task_id, [errorEvent, finalEvent], this.#policy));
       const snapshot = taskRowOf(finalEvent.task!, { owner }, this.#policy, this.#now);
       this.#saveTask({ ...snapshot.columns, task: snapshot.task });
       return parseTaskRow(this.#findTask(owner, record.task_id)!);
@@ -648,15 +661,11 @@ export class SqliteRunStore implements RunStore {
       const q = eventQueryOf(query);
       this.#commitBefore(taskKey(who, taskId));
       const live = this.#live('r.');
-      const visible =
-        live.sql === ''
-          ? ''
-          : `AND EXISTS (SELECT 1 FROM task_records r WHERE r.tenant = e.tenant AND r.principal_id = e.principal_id
-               AND r.task_id = e.task_id AND ${live.sql})`;
       const rows = this.#prepare(
-        `SELECT sequence, event FROM task_events e
-           WHERE tenant = ? AND principal_id = ? AND task_id = ? AND sequence > ? ${visible}
-           ORDER BY sequence LIMIT ?`,
+        `SELECT e.sequence, e.event FROM task_records r JOIN task_events e ON e.task_row = r.row_id
+           WHERE r.tenant = ? AND r.principal_id = ? AND r.task_id = ? AND e.sequence > ?
+           ${live.sql === '' ? '' : `AND ${live.sql}`}
+           ORDER BY e.sequence LIMIT ?`,
       ).all(who.tenant, who.principal_id, taskId, q.after, ...live.params, q.limit ?? -1) as {
         sequence: number;
         event: string;
