@@ -12,9 +12,28 @@ export function newId(): string {
  */
 export function newTimeOrderedId(): string {
   // randomUUID is v4: the same layout, its variant bits already in place, from a pooled CSPRNG.
-  const random = randomUUID();
-  const time = Date.now().toString(16).padStart(12, '0');
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
+  return uuidTimePrefix() + randomUUID().slice(15);
+}
+
+let hexMs = Number.NaN;
+let hexOfMs = '';
+let uuidPrefix = '';
+
+/** The Unix time in milliseconds as 12 hex digits (48 bits), formatted once per millisecond. */
+export function millisecondsHex(): string {
+  const ms = Date.now();
+  if (ms !== hexMs) {
+    hexMs = ms;
+    hexOfMs = ms.toString(16).padStart(12, '0');
+    uuidPrefix = `${hexOfMs.slice(0, 8)}-${hexOfMs.slice(8, 12)}-7`;
+  }
+  return hexOfMs;
+}
+
+/** A UUID v7's first 15 characters: the time and the version digit. */
+function uuidTimePrefix(): string {
+  millisecondsHex();
+  return uuidPrefix;
 }
 
 let lastMs = Number.NaN;

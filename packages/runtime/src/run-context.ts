@@ -7,7 +7,7 @@ import {
   type RunContextData,
   type Task,
 } from '@agent/core';
-import { checkOptionNames, isRecord, optionNames, snapshot } from '@agent/core/internal';
+import { checkOptionNames, isRecord, millisecondsHex, optionNames, snapshot } from '@agent/core/internal';
 import { RunBudget } from './run-budget.js';
 
 export type PermissionValue = PermissionRule | boolean | JsonObject;
@@ -72,7 +72,7 @@ export function newTraceId(): string {
   }
   const random = tracePool.toString('hex', tracePoolOffset, tracePoolOffset + TRACE_RANDOM_BYTES);
   tracePoolOffset += TRACE_RANDOM_BYTES;
-  return Date.now().toString(16).padStart(12, '0') + random;
+  return millisecondsHex() + random;
 }
 
 /**
