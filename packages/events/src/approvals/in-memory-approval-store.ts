@@ -48,8 +48,9 @@ export interface InMemoryApprovalStoreOptions {
 
 const OPTION_NAMES = optionNames<InMemoryApprovalStoreOptions>({ now: true, maxRecords: true });
 
+/** The key of one owner's map of requests: an owner key with no id after it. */
 function ownerMapKey(owner: TaskOwner): string {
-  return JSON.stringify([owner.tenant, owner.principal_id]);
+  return ownerKey(owner, '');
 }
 
 export class InMemoryApprovalStore implements ApprovalStore {

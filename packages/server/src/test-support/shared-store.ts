@@ -1,4 +1,5 @@
 import type { Task, TaskEvent } from '@agent/core';
+import { ownerKey } from '@agent/core/internal';
 import {
   InMemoryRunStore,
   type CancelRequest,
@@ -10,8 +11,6 @@ import {
   type TaskPlacement,
   type TaskWatch,
 } from '@agent/events';
-
-const key = (owner: TaskOwner, taskId: string) => JSON.stringify([owner.tenant, owner.principal_id, taskId]);
 
 /**
  * What replicas share, in one process: one task store and the coordination state a database would
@@ -31,11 +30,11 @@ export class SharedBackend {
   }
 
   changed(owner: TaskOwner, taskId: string): void {
-    for (const wake of this.watchers.get(key(owner, taskId)) ?? []) wake();
+    for (const wake of this.watchers.get(ownerKey(owner, taskId)) ?? []) wake();
   }
 
   watch(owner: TaskOwner, taskId: string, wake: () => void): () => void {
-    const k = key(owner, taskId);
+    const k = ownerKey(owner, taskId);
     const set = this.watchers.get(k) ?? new Set();
     set.add(wake);
     this.watchers.set(k, set);
@@ -57,24 +56,24 @@ class MemoryCoordination implements TaskCoordination {
   ) {}
 
   claimTask(owner: TaskOwner, taskId: string): Promise<void> {
-    this.backend.claims.set(key(owner, taskId), this.replicaId);
+    this.backend.claims.set(ownerKey(owner, taskId), this.replicaId);
     return Promise.resolve();
   }
 
   releaseTask(owner: TaskOwner, taskId: string): Promise<void> {
-    const k = key(owner, taskId);
+    const k = ownerKey(owner, taskId);
     if (this.backend.claims.get(k) === this.replicaId) this.backend.claims.delete(k);
     return Promise.resolve();
   }
 
   placement(owner: TaskOwner, taskId: string): Promise<TaskPlacement> {
-    const holder = this.backend.claims.get(key(owner, taskId));
+    const holder = this.backend.claims.get(ownerKey(owner, taskId));
     if (holder === undefined || !this.backend.alive.has(holder)) return Promise.resolve('nowhere');
     return Promise.resolve(holder === this.replicaId ? 'here' : 'elsewhere');
   }
 
   requestCancel(request: CancelRequest): Promise<void> {
-    const holder = this.backend.claims.get(key(request.owner, request.task_id));
+    const holder = this.backend.claims.get(ownerKey(request.owner, request.task_id));
     if (holder !== undefined) {
       for (const listener of this.backend.cancelListeners.get(holder) ?? []) listener(request);
     }
