@@ -33,6 +33,13 @@ export interface FeedHooks {
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
+/** What {@link EventFeed}'s synchronous step answers when it must wait for the task to change… */
+const WAIT = Symbol('wait');
+/** …or when the step needs an await of another kind. */
+const SLOW = Symbol('slow');
+
+type LiveSource = Extract<FeedSource, { live: LiveTask }>;
+
 /** How many events a follower behind the memory-held tail reads back from the store at once. */
 const READ_BACK_BATCH = 256;
 
@@ -75,7 +82,55 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
     return this.yielded;
   }
 
-  async next(): Promise<IteratorResult<TaskEvent>> {
+  /**
+   * Not an async function: a feed following a running task waits for each event, and an async
+   * frame per wait lives until that event comes (every young-generation collection meanwhile copies
+   * it). The common steps (an event held in memory, or a wait for the next) are taken here; every
+   * other one (opening, a follow on another replica, reading back, the final status) goes through
+   * {@link nextSlowly}.
+   */
+  next(): Promise<IteratorResult<TaskEvent>> {
+    const step = this.stepNow();
+    if (step === SLOW) return this.nextSlowly();
+    if (step === WAIT) return (this.source as LiveSource).live.changed().then(this.afterChange);
+    return Promise.resolve(step);
+  }
+
+  private readonly afterChange = (): IteratorResult<TaskEvent> | Promise<IteratorResult<TaskEvent>> => {
+    const step = this.stepNow();
+    if (step === SLOW) return this.nextSlowly();
+    if (step === WAIT) return (this.source as LiveSource).live.changed().then(this.afterChange);
+    return step;
+  };
+
+  /** The next step of a live feed when it needs no await: a result, WAIT for a change, or SLOW. */
+  private stepNow(): IteratorResult<TaskEvent> | typeof WAIT | typeof SLOW {
+    if (this.done) return DONE;
+    const source = this.source;
+    if (
+      source === undefined ||
+      !('live' in source) ||
+      (source.prefix !== undefined && source.prefix.length > 0)
+    )
+      return SLOW;
+    const live = source.live;
+    if (
+      source.starter &&
+      (live.starterCut !== undefined || (this.yielded === 0 && live.earlyFailure !== undefined))
+    )
+      return SLOW;
+    if (this.cursor < live.droppedCount) return SLOW;
+    const event = live.eventAt(this.cursor);
+    if (event !== undefined) {
+      if (isFinalEvent(event) && this.cursor === live.recorded - 1) return SLOW;
+      this.cursor++;
+      return this.give(event);
+    }
+    if (live.finished) return this.end();
+    return WAIT;
+  }
+
+  private async nextSlowly(): Promise<IteratorResult<TaskEvent>> {
     if (this.done) return DONE;
     if (!this.source) {
       try {

@@ -63,23 +63,27 @@ export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
     return this.yielded;
   }
 
-  async next(): Promise<IteratorResult<TaskEvent>> {
+  /**
+   * Not an async function: each call would make an async frame of its own, and the one of a stream
+   * waiting for its next event lives (and is copied by every young-generation collection) until
+   * that event comes. A step goes through two handlers made once per stream instead.
+   */
+  next(): Promise<IteratorResult<TaskEvent>> {
     const queued = this.pending.shift();
-    if (queued) return this.give(queued);
-    if (this.finished) return DONE;
-    let step: IteratorResult<TaskEvent>;
+    if (queued) return Promise.resolve(this.give(queued));
+    if (this.finished) return Promise.resolve(DONE);
+    let step: Promise<IteratorResult<TaskEvent>>;
     try {
       this.source ??= this.open()[Symbol.asyncIterator]();
-      step = await this.source.next();
+      // A hand-written iterator may answer with a plain result, as `await` would accept.
+      step = Promise.resolve(this.source.next());
     } catch (error) {
-      if (this.finished) return DONE;
-      const wire = this.hooks.toWire(error);
-      if (this.yielded === 0) {
-        this.finish();
-        throw wire;
-      }
-      return this.endWith(wire);
+      return this.failed(error);
     }
+    return step.then(this.stepped, this.failed);
+  }
+
+  private readonly stepped = (step: IteratorResult<TaskEvent>): IteratorResult<TaskEvent> => {
     if (this.finished) return DONE;
     if (step.done) return this.endWith(new InternalError(MISSING_FINAL_MESSAGE));
     if (isFinalEvent(step.value)) {
@@ -88,7 +92,21 @@ export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
       this.releaseSource();
     }
     return this.give(step.value);
-  }
+  };
+
+  private readonly failed = (error: unknown): Promise<IteratorResult<TaskEvent>> => {
+    try {
+      if (this.finished) return Promise.resolve(DONE);
+      const wire = this.hooks.toWire(error);
+      if (this.yielded === 0) {
+        this.finish();
+        return Promise.reject(wire);
+      }
+      return Promise.resolve(this.endWith(wire));
+    } catch (thrown) {
+      return Promise.reject(thrown);
+    }
+  };
 
   async return(): Promise<IteratorResult<TaskEvent>> {
     if (!this.finished) {
