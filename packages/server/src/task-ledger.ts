@@ -213,6 +213,8 @@ export class LiveTask {
   }
 
   private wake(): void {
+    // Most events find nobody waiting (a unary run's): no new list for them.
+    if (this.wakers.length === 0) return;
     const wakers = this.wakers;
     this.wakers = [];
     for (const wake of wakers) wake();
