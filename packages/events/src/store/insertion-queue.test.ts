@@ -9,12 +9,12 @@ describe('InsertionQueue', () => {
     queue.set('c', 3);
     queue.set('a', 4);
     expect(queue.size).toBe(3);
-    expect(queue.first()).toEqual({ key: 'b', value: 2 });
+    expect(queue.first()).toMatchObject({ key: 'b', value: 2 });
     expect(queue.get('a')).toBe(4);
     expect(queue.values()).toEqual([2, 3, 4]);
     expect(queue.delete('b')).toBe(true);
     expect(queue.delete('b')).toBe(false);
-    expect(queue.first()).toEqual({ key: 'c', value: 3 });
+    expect(queue.first()).toMatchObject({ key: 'c', value: 3 });
     queue.clear();
     expect(queue.size).toBe(0);
     expect(queue.first()).toBeUndefined();
@@ -35,7 +35,7 @@ describe('InsertionQueue', () => {
       }
       if (i % 5 === 0 && model.size > 0) {
         const [oldest] = model;
-        expect(queue.first()).toEqual({ key: oldest![0], value: oldest![1] });
+        expect(queue.first()).toMatchObject({ key: oldest![0], value: oldest![1] });
       }
     }
     expect(queue.values()).toEqual([...model.values()]);

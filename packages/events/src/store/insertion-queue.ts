@@ -9,13 +9,15 @@ interface Node<K, V> {
   readonly key: K;
   /** Released when the node dies: a dead node waits in the list until compaction, holding nothing. */
   value: V;
+  /** Set when the node dies (deleted, or replaced under its key): no lookup in `#live` tells it. */
+  dead: boolean;
 }
 
 /** Past this many dead nodes beyond the live ones, the node list is rebuilt. */
 const SLACK = 64;
 
 export class InsertionQueue<K, V> {
-  /** The live node of each key; a node in `#nodes` that is not here is dead. */
+  /** The live node of each key; a node in `#nodes` that is not here is dead (and marked so). */
   readonly #live = new Map<K, Node<K, V>>();
   /** Nodes in insertion order from `#head` on; everything before `#head` is dead. */
   #nodes: Node<K, V>[] = [];
@@ -31,7 +33,7 @@ export class InsertionQueue<K, V> {
 
   /** Adds the entry at the end; an entry already under `key` is replaced and moves to the end. */
   set(key: K, value: V): void {
-    const node = { key, value };
+    const node: Node<K, V> = { key, value, dead: false };
     this.#release(this.#live.get(key));
     this.#live.set(key, node);
     this.#nodes.push(node);
@@ -48,7 +50,9 @@ export class InsertionQueue<K, V> {
    * keep its value (a stored task, kilobytes of text) alive that long.
    */
   #release(node: Node<K, V> | undefined): void {
-    if (node) node.value = undefined as V;
+    if (!node) return;
+    node.value = undefined as V;
+    node.dead = true;
   }
 
   clear(): void {
@@ -63,7 +67,7 @@ export class InsertionQueue<K, V> {
     const nodes = this.#nodes;
     while (this.#head < nodes.length) {
       const node = nodes[this.#head]!;
-      if (this.#live.get(node.key) === node) return node;
+      if (!node.dead) return node;
       this.#head += 1;
     }
     return undefined;
@@ -85,7 +89,7 @@ export class InsertionQueue<K, V> {
     const nodes = this.#nodes;
     for (let i = this.#head; i < nodes.length; i++) {
       const node = nodes[i]!;
-      if (this.#live.get(node.key) === node) live.push(node);
+      if (!node.dead) live.push(node);
     }
     return live;
   }
