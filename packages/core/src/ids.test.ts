@@ -13,6 +13,16 @@ describe('ids', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it('newId fills every random digit from the random source, across refills of its byte pool', () => {
+    const ids = Array.from({ length: 4096 }, newId);
+    for (let at = 0; at < 36; at++) {
+      if ([8, 13, 18, 23].includes(at)) continue;
+      const seen = new Set(ids.map((id) => id[at]));
+      // The version digit is fixed; the variant digit takes 4 values; every other one all 16.
+      expect(seen.size).toBe(at === 14 ? 1 : at === 19 ? 4 : 16);
+    }
+  });
+
   it('newTimeOrderedId makes UUID v7 ids carrying the time they were made, in the order made', async () => {
     const before = Date.now();
     const first = newTimeOrderedId();
