@@ -1,5 +1,6 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { DATE_TIME_FORMAT } from './date-time-format.js';
 import { ValidationError } from './errors.js';
 import { nowIso } from './ids.js';
 import { buildSchemas } from './schemas.js';
@@ -29,6 +30,7 @@ function validators(strict: boolean): Validators {
   if (existing) return existing;
   const ajv = new Ajv({ allErrors: true, strict: false });
   addFormats(ajv);
+  ajv.addFormat('date-time', DATE_TIME_FORMAT);
   const schemas = buildSchemas(strict);
   const built = Object.fromEntries(
     (Object.keys(schemas) as Kind[]).map((kind) => [kind, ajv.compile(schemas[kind])]),
