@@ -107,8 +107,9 @@ export class ReportFold {
   #endedAt: string | null = null;
   #endedMs = -Infinity;
   readonly #manifests: ContextManifestData[] = [];
-  readonly #actions = new Map<string, ActionRecord>();
-  readonly #approvals = new Map<string, ApprovalCheckpoint>();
+  /** Made at a run's first action or approval: most runs (an echo, a stream) have none. */
+  #actions: Map<string, ActionRecord> | null = null;
+  #approvals: Map<string, ApprovalCheckpoint> | null = null;
   readonly #artifacts = new Map<string, Artifact>();
   readonly #metrics: LLMMetrics = emptyLLMMetrics();
   readonly #budget: BudgetRecord[] = [];
@@ -184,8 +185,10 @@ export class ReportFold {
       events: [...this.#events],
       dropped_events: this.#dropped,
       context_manifests: [...this.#manifests],
-      actions: [...this.#actions.values()].map((record) => ({ ...record })),
-      approvals: [...this.#approvals.values()].map((checkpoint) => ({ ...checkpoint })),
+      actions: this.#actions ? [...this.#actions.values()].map((record) => ({ ...record })) : [],
+      approvals: this.#approvals
+        ? [...this.#approvals.values()].map((checkpoint) => ({ ...checkpoint }))
+        : [],
       artifacts,
       llm_metrics: { ...metrics, by_model: byModel },
       budget_events: [...this.#budget],
@@ -336,8 +339,9 @@ export class ReportFold {
         : null;
     const actionId = event.action_id ?? (action ? str(action.action_id) : null);
     if (actionId === null) return;
-    const record = this.#actions.get(actionId) ?? newActionRecord(actionId);
-    this.#actions.set(actionId, record);
+    const actions = (this.#actions ??= new Map());
+    const record = actions.get(actionId) ?? newActionRecord(actionId);
+    actions.set(actionId, record);
     if (action) {
       record.action = ownOrCopy(action, owned);
       record.kind = str(action.kind) ?? record.kind;
@@ -402,7 +406,7 @@ export class ReportFold {
     const requestId =
       (request ? str(request.request_id) : null) ?? (decision ? str(decision.request_id) : null);
     if (requestId === null) return;
-    const existing = this.#approvals.get(requestId);
+    const existing = this.#approvals?.get(requestId);
     const checkpoint: ApprovalCheckpoint = existing ?? {
       request_id: requestId,
       action_id:
@@ -418,7 +422,7 @@ export class ReportFold {
       checkpoint.status = decision.approved === true ? 'approved' : 'rejected';
       checkpoint.decided_at = event.timestamp;
     }
-    this.#approvals.set(requestId, checkpoint);
+    (this.#approvals ??= new Map()).set(requestId, checkpoint);
   }
 }
 
