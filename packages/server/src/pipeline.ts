@@ -56,6 +56,7 @@ import { concurrencyLimitOption, rateLimiterOption } from './limits.js';
 import type { PipelineMetrics } from './metrics/pipeline-metrics.js';
 import type { RateLimiter, RateLimitOptions } from './rate-limit.js';
 import { RequestObserver } from './request-observer.js';
+import { RequestScope } from './request-scope.js';
 import { StreamPacer } from './pacer.js';
 import type { FeedOutcome } from './event-feed.js';
 
@@ -504,15 +505,17 @@ export class ServerPipeline {
    * call of its own until the caller releases it.
    */
   private runCall(call: ServerCall, taskId: string): ServerCall {
-    const controller = new AbortController();
+    const scope = new RequestScope();
     const caller = call.request;
     const request: RequestInfo = {
       headers: caller.headers,
       query: caller.query,
       remoteAddress: caller.remoteAddress,
       tenant: caller.tenant,
-      signal: controller.signal,
-      abort: (reason) => controller.abort(reason),
+      get signal() {
+        return scope.signal;
+      },
+      abort: (reason) => scope.abort(reason),
     };
     const run = new ServerCall(request, call.security, this.transport, call.tenant);
     run.taskId = taskId;

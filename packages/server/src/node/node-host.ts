@@ -15,35 +15,9 @@ import { answerClientError } from './client-error.js';
 import type { CorsPolicy } from './cors.js';
 import { requestPath, routeKey } from './route-table.js';
 import { writeJson } from './write-json.js';
+import { RequestScope } from '../request-scope.js';
 
-/**
- * The abort side of one request. The AbortController is made only when someone asks for the
- * signal: most requests finish without anyone listening, and the fast path should not pay for one.
- */
-export class RequestScope {
-  private controller: AbortController | undefined;
-  private reason: unknown;
-  private aborted = false;
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort(this.reason);
-    }
-    return this.controller.signal;
-  }
-
-  get isAborted(): boolean {
-    return this.aborted;
-  }
-
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.controller?.abort(reason);
-  }
-}
+export { RequestScope };
 
 /** The abort reason of a request whose client went away; one shared instance so it can be recognized. */
 export const CLIENT_GONE = new UnavailableError('The client closed the connection');
