@@ -321,6 +321,41 @@ describe('Agent', () => {
     expect(await store.getTaskRecord(elsewhere.id)).toMatchObject({ state: 'completed' });
   });
 
+  it("gives the caller a final task of its own: changing it changes neither a sink's final event nor the stored report", async () => {
+    const store = new InMemoryRunStore();
+    // A sink that keeps the task events it is given as they are (InMemoryEventSink copies them).
+    const held: TaskEvent[] = [];
+    const recorder = new InMemoryEventSink();
+    const sink = {
+      emit: (event: RunEvent) => recorder.emit(event),
+      emitTaskEvent: (event: TaskEvent) => {
+        held.push(event);
+        return recorder.emitTaskEvent(event);
+      },
+    };
+    const agent = new Agent({
+      card: { name: 'own' },
+      runStore: store,
+      eventSink: sink,
+      execute: async (_task, run) => void (await run.addMessage(createMessage('answer', { role: 'agent' }))),
+    });
+    const ctx = {
+      transport: 'http' as const,
+      signal: new AbortController().signal,
+      headers: {},
+      taskStore: store,
+    };
+    const task = await agent.runTask(createTask('x'), ctx);
+    task.state = 'failed';
+    task.messages.length = 0;
+    const final = held.find((event) => event.type === 'task.status' && event.final === true) as
+      (TaskEvent & { task: Task }) | undefined;
+    expect(final?.task).toMatchObject({ state: 'completed' });
+    expect(final?.task.messages).toHaveLength(2);
+    const runId = (final!.task.metadata.run_context as JsonObject).run_id as string;
+    expect((await store.getRunReport(runId))?.finalTask).toMatchObject({ state: 'completed' });
+  });
+
   it('writes snapshots and the run report to the run store', async () => {
     const store = new InMemoryRunStore();
     const agent = new Agent({

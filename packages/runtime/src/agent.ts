@@ -736,8 +736,9 @@ export class Agent implements TaskHandler {
 
   private async drive(run: TaskRun): Promise<void> {
     try {
-      // The first snapshot: copied only when this run saves it (not when the server records it).
-      await run.persist(run.savesSnapshots ? structuredClone(run.task) : null);
+      // The first snapshot, when this run saves it (not when the server records it): before the
+      // end, persisting saves nothing else.
+      if (run.savesSnapshots) await run.persist(structuredClone(run.task));
       run.token.raiseIfCancelled();
       await run.emit({ type: 'task.status', state: 'working', final: false });
       run.token.raiseIfCancelled();

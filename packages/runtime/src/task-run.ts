@@ -347,11 +347,11 @@ export class TaskRun implements ActiveTask {
 
   /**
    * True when something besides the caller may still hold the final task: the registry (for
-   * `getTask`), a stream or a sink (its final event), or a run store given it as a snapshot. The
-   * recorder alone copies what it keeps of the final event.
+   * `getTask`), or a run store given it as a snapshot. A stream or a sink gets a copy in its final
+   * event ({@link forEvent}), and the recorder copies what it keeps of that event.
    */
   private get finalTaskHeld(): boolean {
-    return this.host.registry.keepsTasks || !this.onlyRecorded || this.savesSnapshots;
+    return this.host.registry.keepsTasks || this.savesSnapshots;
   }
 
   /**
