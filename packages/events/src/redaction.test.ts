@@ -122,6 +122,30 @@ describe('RedactionPolicy.default()', () => {
     }
   });
 
+  it('masks a scheme prefix whatever its first two characters look like, and leaves shorter text alone', () => {
+    // The documented rule, independent of the two-character shortcut of the one-pass writer.
+    const rule = /^\s*(?:bearer|basic|apikey)\s/i;
+    const seconds = [...Array.from({ length: 0x180 }, (_, code) => code), 0x212a, 0x17f, 0x3000, 0xfeff];
+    for (let first = 0; first < 0x80; first++) {
+      for (const second of seconds) {
+        const head = String.fromCharCode(first, second);
+        for (const text of [
+          `${head}sic y`,
+          `${head}sic `,
+          `${head}arer x`,
+          `${head}ikey x`,
+          `${head}sic`,
+          head,
+        ]) {
+          const expected = rule.test(text) ? REDACTED : text;
+          const json = policy.redactedJson({ text });
+          if (json !== JSON.stringify({ text: expected }))
+            expect([first, second, json]).toEqual([first, second, JSON.stringify({ text: expected })]);
+        }
+      }
+    }
+  });
+
   it('masks header maps and [name, value] header pairs', () => {
     expect(policy.redact({ headers: { 'content-type': 'application/json', 'x-api-key': 'k' } })).toEqual({
       headers: { 'content-type': 'application/json', 'x-api-key': REDACTED },

@@ -565,13 +565,18 @@ function quote(value: string): string {
 }
 
 /**
- * False only when SCHEME_PREFIX cannot match: the first character is an ASCII letter, digit or
- * sign other than `a`/`b` (any case). Whitespace, control and non-ASCII characters go to the regex.
+ * False only when SCHEME_PREFIX cannot match: a string of ASCII that does not begin `ap`, `be` or
+ * `ba` (any case), or is shorter than `basic ` — so `agent` or an id starting with a hex `a` or
+ * `b` is written without the regex. Whitespace, control and non-ASCII first characters go to the
+ * regex (`\s` has Unicode spaces).
  */
 function mayStartWithScheme(value: string): boolean {
   const code = value.charCodeAt(0);
+  if (code <= 0x20 || code >= 0x80) return true;
   const lower = code | 0x20;
-  return lower === 0x61 || lower === 0x62 || code <= 0x20 || code >= 0x80;
+  if ((lower !== 0x61 && lower !== 0x62) || value.length < 6) return false;
+  const second = value.charCodeAt(1) | 0x20;
+  return lower === 0x61 ? second === 0x70 : second === 0x65 || second === 0x61;
 }
 
 /**
