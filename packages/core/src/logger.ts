@@ -38,7 +38,10 @@ function serializeError(error: unknown): unknown {
 
 function stringifyLine(level: number, fields: object, message: string | undefined): string {
   const line: Record<string, unknown> = { level, time: Date.now() };
-  for (const [key, value] of Object.entries(fields)) {
+  // `for…in` with the own-key check: Object.entries built a pair array per field of every line.
+  for (const key in fields) {
+    if (!Object.hasOwn(fields, key)) continue;
+    const value = (fields as Record<string, unknown>)[key];
     line[key] = key === 'err' ? serializeError(value) : value;
   }
   if (message !== undefined) line.msg = message;
