@@ -122,8 +122,8 @@ describe('RedactionPolicy.default()', () => {
     }
   });
 
-  it('masks a scheme prefix whatever its first two characters look like, and leaves shorter text alone', () => {
-    // The documented rule, independent of the two-character shortcut of the one-pass writer.
+  it('masks a scheme prefix whatever its first three characters look like, and leaves shorter text alone', () => {
+    // The documented rule, independent of the three-character shortcut of the one-pass writer.
     const rule = /^\s*(?:bearer|basic|apikey)\s/i;
     const seconds = [...Array.from({ length: 0x180 }, (_, code) => code), 0x212a, 0x17f, 0x3000, 0xfeff];
     for (let first = 0; first < 0x80; first++) {
@@ -141,6 +141,17 @@ describe('RedactionPolicy.default()', () => {
           const json = policy.redactedJson({ text });
           if (json !== JSON.stringify({ text: expected }))
             expect([first, second, json]).toEqual([first, second, JSON.stringify({ text: expected })]);
+        }
+      }
+    }
+    for (const head of ['ap', 'AP', 'be', 'Be', 'ba', 'bA']) {
+      for (const third of seconds) {
+        const start = head + String.fromCharCode(third);
+        for (const text of [`${start}ic y`, `${start}rer x`, `${start}key x`, `${start}ic `]) {
+          const expected = rule.test(text) ? REDACTED : text;
+          const json = policy.redactedJson({ text });
+          if (json !== JSON.stringify({ text: expected }))
+            expect([text, json]).toEqual([text, JSON.stringify({ text: expected })]);
         }
       }
     }

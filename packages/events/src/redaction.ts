@@ -565,18 +565,21 @@ function quote(value: string): string {
 }
 
 /**
- * False only when SCHEME_PREFIX cannot match: a string of ASCII that does not begin `ap`, `be` or
- * `ba` (any case), or is shorter than `basic ` — so `agent` or an id starting with a hex `a` or
- * `b` is written without the regex. Whitespace, control and non-ASCII first characters go to the
- * regex (`\s` has Unicode spaces).
+ * False only when SCHEME_PREFIX cannot match: a string whose first character is ASCII and that does
+ * not begin `api`, `bea` or `bas` (any case), or is shorter than `basic ` — so `agent`, `benchmark`
+ * or an id starting with a hex `a` or `b` is written without the regex. Whitespace, control and
+ * non-ASCII first characters go to the regex (`\s` has Unicode spaces).
  */
 function mayStartWithScheme(value: string): boolean {
   const code = value.charCodeAt(0);
   if (code <= 0x20 || code >= 0x80) return true;
-  const lower = code | 0x20;
-  if ((lower !== 0x61 && lower !== 0x62) || value.length < 6) return false;
+  const first = code | 0x20;
+  if ((first !== 0x61 && first !== 0x62) || value.length < 6) return false;
   const second = value.charCodeAt(1) | 0x20;
-  return lower === 0x61 ? second === 0x70 : second === 0x65 || second === 0x61;
+  const third = value.charCodeAt(2) | 0x20;
+  // a-p-i, b-e-a, b-a-s
+  if (first === 0x61) return second === 0x70 && third === 0x69;
+  return (second === 0x65 && third === 0x61) || (second === 0x61 && third === 0x73);
 }
 
 /**
