@@ -505,19 +505,7 @@ export class ServerPipeline {
    * call of its own until the caller releases it.
    */
   private runCall(call: ServerCall, taskId: string): ServerCall {
-    const scope = new RequestScope();
-    const caller = call.request;
-    const request: RequestInfo = {
-      headers: caller.headers,
-      query: caller.query,
-      remoteAddress: caller.remoteAddress,
-      tenant: caller.tenant,
-      get signal() {
-        return scope.signal;
-      },
-      abort: (reason) => scope.abort(reason),
-    };
-    const run = new ServerCall(request, call.security, this.transport, call.tenant);
+    const run = new ServerCall(new RunRequest(call.request), call.security, this.transport, call.tenant);
     run.taskId = taskId;
     run.taskStore = this.tasks.store;
     this.inFlight.set(run.serial, run);
@@ -1040,5 +1028,34 @@ export async function settlesWithin(promise: Promise<void>, ms: number): Promise
     return await Promise.race([promise.then(() => true), timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * The request a run's call carries: the starting caller's identity and headers, with a signal of the
+ * run's own, its AbortController made only when someone reads it (most runs end without anyone
+ * listening). A class, so the getter is the prototype's, not a closure per run.
+ */
+class RunRequest implements RequestInfo {
+  readonly headers: RequestInfo['headers'];
+  readonly query: RequestInfo['query'];
+  readonly remoteAddress: RequestInfo['remoteAddress'];
+  readonly tenant: RequestInfo['tenant'];
+  // Not a #private field: a view made with Object.create (a scoped call's) reads it through the prototype.
+  private readonly scope = new RequestScope();
+
+  constructor(caller: RequestInfo) {
+    this.headers = caller.headers;
+    this.query = caller.query;
+    this.remoteAddress = caller.remoteAddress;
+    this.tenant = caller.tenant;
+  }
+
+  get signal(): AbortSignal {
+    return this.scope.signal;
+  }
+
+  abort(reason: unknown): void {
+    this.scope.abort(reason);
   }
 }
