@@ -3,22 +3,21 @@ import { randomFillSync } from 'node:crypto';
 /** Random bytes for 256 ids, drawn from the CSPRNG at once (as `randomUUID` pools its own). */
 const POOL = Buffer.allocUnsafeSlow(16 * 256);
 let poolAt = POOL.length;
-/** The 36 characters of the id being formatted: dashes in place, hex digits written over. */
-const TEXT = Buffer.from('00000000-0000-0000-0000-000000000000', 'latin1');
-/** Where each of an id's 16 bytes goes in its text. */
-const BYTE_AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+/** The 36 characters of the UUID being formatted: dashes in place, hex digits written over. */
+const UUID_TEXT = Buffer.from('00000000-0000-0000-0000-000000000000', 'latin1');
+/** Where each of a UUID's 16 bytes goes in its text. */
+const UUID_AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+/** The 32 characters of the plain hex id being formatted. */
+const HEX_TEXT = Buffer.alloc(32);
+const HEX_AT = Array.from({ length: 16 }, (_, byte) => byte * 2);
 /** The two hex digits of each byte value, as character codes. */
 const HEX = Buffer.from(
   Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0')).join(''),
   'latin1',
 );
 
-/**
- * The next 16 random bytes, with the version nibble and the RFC 9562 variant set, formatted as a
- * UUID. One flat string per id: `randomUUID` joins two-character pieces, a rope of some twenty
- * strings per id (a task makes several ids).
- */
-function uuid(version: number, millis?: number): string {
+/** Where the next 16 random bytes of the pool start; with `millis`, their first 6 are that time. */
+function nextBlock(millis?: number): number {
   if (poolAt === POOL.length) {
     randomFillSync(POOL);
     poolAt = 0;
@@ -32,15 +31,30 @@ function uuid(version: number, millis?: number): string {
     POOL[at + 1] = high & 0xff;
     POOL.writeUInt32BE(millis >>> 0, at + 2);
   }
-  POOL[at + 6] = (POOL[at + 6]! & 0x0f) | (version << 4);
-  POOL[at + 8] = (POOL[at + 8]! & 0x3f) | 0x80;
+  return at;
+}
+
+/**
+ * The 16 bytes at `at` as hex digits written at `positions` of `text`, read back as one flat
+ * string: `randomUUID` joins two-character pieces, a rope of some twenty strings per id (a task
+ * makes several ids).
+ */
+function formatted(at: number, text: Buffer, positions: readonly number[]): string {
   for (let i = 0; i < 16; i++) {
     const byte = POOL[at + i]!;
-    const to = BYTE_AT[i]!;
-    TEXT[to] = HEX[byte * 2]!;
-    TEXT[to + 1] = HEX[byte * 2 + 1]!;
+    const to = positions[i]!;
+    text[to] = HEX[byte * 2]!;
+    text[to + 1] = HEX[byte * 2 + 1]!;
   }
-  return TEXT.toString('latin1');
+  return text.toString('latin1');
+}
+
+/** A UUID of `version` (RFC 9562 variant) from the next block, begun by `millis` when given. */
+function uuid(version: number, millis?: number): string {
+  const at = nextBlock(millis);
+  POOL[at + 6] = (POOL[at + 6]! & 0x0f) | (version << 4);
+  POOL[at + 8] = (POOL[at + 8]! & 0x3f) | 0x80;
+  return formatted(at, UUID_TEXT, UUID_AT);
 }
 
 /** A new random identifier (UUID v4). */
@@ -57,17 +71,12 @@ export function newTimeOrderedId(): string {
   return uuid(7, Date.now());
 }
 
-let hexMs = Number.NaN;
-let hexOfMs = '';
-
-/** The Unix time in milliseconds as 12 hex digits (48 bits), formatted once per millisecond. */
-export function millisecondsHex(): string {
-  const ms = Date.now();
-  if (ms !== hexMs) {
-    hexMs = ms;
-    hexOfMs = ms.toString(16).padStart(12, '0');
-  }
-  return hexOfMs;
+/**
+ * 32 lowercase hex digits: the Unix time in milliseconds (6 bytes), then 10 random bytes, from the
+ * same pool as the UUIDs. Never all zeros (the time is not zero).
+ */
+export function timeOrderedHex(): string {
+  return formatted(nextBlock(Date.now()), HEX_TEXT, HEX_AT);
 }
 
 let lastMs = Number.NaN;

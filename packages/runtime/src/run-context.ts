@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   newTimeOrderedId,
   ValidationError,
@@ -7,7 +6,7 @@ import {
   type RunContextData,
   type Task,
 } from '@agent/core';
-import { checkOptionNames, isRecord, millisecondsHex, optionNames, snapshot } from '@agent/core/internal';
+import { checkOptionNames, isRecord, optionNames, snapshot, timeOrderedHex } from '@agent/core/internal';
 import { RunBudget } from './run-budget.js';
 
 export type PermissionValue = PermissionRule | boolean | JsonObject;
@@ -52,12 +51,6 @@ export interface EnsureTaskContextOptions {
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const ALL_ZEROS = '0'.repeat(32);
 
-/** Random bytes fetched in batches: one call to the CSPRNG per 256 trace ids, not one per id. */
-const TRACE_POOL_IDS = 256;
-const TRACE_RANDOM_BYTES = 10;
-let tracePool: Buffer | null = null;
-let tracePoolOffset = 0;
-
 /**
  * A new W3C trace id, 32 lowercase hex characters: the Unix time in milliseconds (6 bytes, the way
  * UUID v7 and AWS X-Ray ids begin with the time) and then 10 random bytes. The random part covers
@@ -66,13 +59,7 @@ let tracePoolOffset = 0;
  * page per run. Never all zeros.
  */
 export function newTraceId(): string {
-  if (tracePool === null || tracePoolOffset >= tracePool.length) {
-    tracePool = randomBytes(TRACE_RANDOM_BYTES * TRACE_POOL_IDS);
-    tracePoolOffset = 0;
-  }
-  const random = tracePool.toString('hex', tracePoolOffset, tracePoolOffset + TRACE_RANDOM_BYTES);
-  tracePoolOffset += TRACE_RANDOM_BYTES;
-  return millisecondsHex() + random;
+  return timeOrderedHex();
 }
 
 /**
