@@ -1,4 +1,5 @@
 import { fullFormats } from 'ajv-formats/dist/formats';
+import { daysInMonth } from './ids.js';
 
 type FormatDefinition = {
   validate: (text: string) => boolean;
@@ -7,8 +8,6 @@ type FormatDefinition = {
 
 /** ajv-formats' full RFC 3339 `date-time` check: what every shape but the common one goes through. */
 const full = fullFormats['date-time'] as FormatDefinition;
-
-const DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** The number written by `length` digits at `from`, or -1 when one of them is not a digit. */
 function digits(text: string, from: number, length: number): number {
@@ -50,8 +49,7 @@ export function isDateTime(text: string): boolean {
   const second = digits(text, 17, 2);
   if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return full.validate(text);
   if (month < 1 || month > 12 || day < 1) return false;
-  const leapYear = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > (month === 2 && leapYear ? 29 : DAYS[month]!)) return false;
+  if (day > daysInMonth(year, month)) return false;
   if (hour <= 23 && minute <= 59 && second <= 59) return true;
   // A leap second: 60 seconds, only in the last minute of a UTC day.
   return second === 60 && hour === 23 && minute === 59;
