@@ -432,10 +432,15 @@ export function isEnvelopeOf(event: RunEvent): boolean {
   );
 }
 
-/** The fields {@link envelopeOf} writes: nineteen always, then each promoted object it found. */
+/** The fields {@link envelopeOf} writes for any payload: read from one it made, not counted by hand. */
+const ENVELOPE_FIELDS = Object.keys(
+  envelopeOf({ type: 'task.status', task_id: '', timestamp: '' } as BasePayload, 0),
+).length;
+
+/** The fields {@link envelopeOf} wrote: the ones it always writes, then each promoted object it found. */
 function envelopeKeyCount(envelope: RunEvent): number {
   return (
-    19 +
+    ENVELOPE_FIELDS +
     (envelope.manifest === undefined ? 0 : 1) +
     (envelope.action === undefined ? 0 : 1) +
     (envelope.request === undefined ? 0 : 1) +
