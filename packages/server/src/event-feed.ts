@@ -90,16 +90,15 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
    * {@link nextSlowly}.
    */
   next(): Promise<IteratorResult<TaskEvent>> {
-    const step = this.stepNow();
-    if (step === SLOW) return this.nextSlowly();
-    if (step === WAIT) return (this.source as LiveSource).live.changed().then(this.afterChange);
-    return Promise.resolve(step);
+    const step = this.step();
+    return step instanceof Promise ? step : Promise.resolve(step);
   }
 
-  private readonly afterChange = (): IteratorResult<TaskEvent> | Promise<IteratorResult<TaskEvent>> => {
+  /** The next step, or a promise of it: also what a wait resumes with once the task changed. */
+  private readonly step = (): IteratorResult<TaskEvent> | Promise<IteratorResult<TaskEvent>> => {
     const step = this.stepNow();
     if (step === SLOW) return this.nextSlowly();
-    if (step === WAIT) return (this.source as LiveSource).live.changed().then(this.afterChange);
+    if (step === WAIT) return (this.source as LiveSource).live.changed().then(this.step);
     return step;
   };
 
