@@ -9,7 +9,7 @@ import {
   type Task,
   type TaskEvent,
 } from '@agent/core';
-import { checkOptionNames, numberOption, optionNames } from '@agent/core/internal';
+import { checkOptionNames, numberOption, optionNames, ownerKey } from '@agent/core/internal';
 import { RedactionPolicy } from '../redaction.js';
 import type { RunReport } from '../run-report.js';
 import { reportOfStoredText } from './stored-report.js';
@@ -124,11 +124,6 @@ function byRecency(a: TaskColumns, b: TaskColumns): number {
 }
 
 type FilterColumn = 'session_id' | 'state' | 'run_id' | 'trace_id' | 'agent_name';
-
-/** One key per (tenant, principal, task): each part but the last is prefixed with its length. */
-function keyOf(owner: TaskOwner, taskId: string): string {
-  return `${owner.tenant.length}:${owner.tenant}${owner.principal_id.length}:${owner.principal_id}${taskId}`;
-}
 
 /**
  * The JSON size of a row's columns (flat strings, numbers and nulls), escapes aside: counted from
@@ -292,7 +287,7 @@ export class InMemoryRunStore implements RunStore {
     this.#open();
     const row = taskRowOf(task, options, this.#policy, this.#now);
     const record = row.columns;
-    const key = keyOf(record, record.task_id);
+    const key = ownerKey(record, record.task_id);
     const events = this.#tasks.get(key)?.events ?? new TaskEventLog();
     const textBytes = Buffer.byteLength(row.task, 'utf8');
     const entry: Entry = {
@@ -374,7 +369,7 @@ export class InMemoryRunStore implements RunStore {
 
   async getTaskRecord(taskId: string, owner?: TaskOwner): Promise<TaskRecord | null> {
     this.#open();
-    const entry = this.#tasks.get(keyOf(ownerOf(owner), checkId(taskId, 'taskId')));
+    const entry = this.#tasks.get(ownerKey(ownerOf(owner), checkId(taskId, 'taskId')));
     return entry ? recordOfEntry(entry) : null;
   }
 
@@ -415,7 +410,7 @@ export class InMemoryRunStore implements RunStore {
   async appendTaskEvents(owner: TaskOwner, taskId: string, events: TaskEvent[]): Promise<number[]> {
     this.#open();
     const who = ownerOf(owner);
-    const key = keyOf(who, checkId(taskId, 'taskId'));
+    const key = ownerKey(who, checkId(taskId, 'taskId'));
     const texts = eventTextsOf(taskId, events, this.#policy);
     const entry = this.#tasks.get(key);
     if (!entry) throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
@@ -440,7 +435,7 @@ export class InMemoryRunStore implements RunStore {
 
   async listTaskEvents(owner: TaskOwner, taskId: string, query?: TaskEventQuery): Promise<StoredTaskEvent[]> {
     this.#open();
-    const key = keyOf(ownerOf(owner), checkId(taskId, 'taskId'));
+    const key = ownerKey(ownerOf(owner), checkId(taskId, 'taskId'));
     const q = eventQueryOf(query);
     const entry = this.#tasks.get(key);
     if (!entry) return [];
