@@ -63,6 +63,26 @@ describe('durable acknowledgement', () => {
     expect(pipeline.state).toBe('ready');
   });
 
+  it('a store method that throws instead of rejecting fails its write the same way, and the next task goes on', async () => {
+    class ThrowingStore extends InMemoryRunStore {
+      private failures = 1;
+      // Not async: the throw happens in the call itself, before any promise exists.
+      override saveTaskSnapshot(task: Task, options?: SaveTaskSnapshotOptions): Promise<void> {
+        if (task.state === 'completed' && this.failures-- > 0) throw new ValueError('disk full');
+        return super.saveTaskSnapshot(task, options);
+      }
+    }
+    const pipeline = pipelineOn(new ThrowingStore());
+    const error = (await pipeline
+      .send(await pipeline.open(request()), createTask('echo hi', { id: 'thrown' }))
+      .catch((e: unknown) => e)) as AgentError;
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect(error.data).toMatchObject({ task_id: 'thrown' });
+    const next = await pipeline.send(await pipeline.open(request()), createTask('echo again'));
+    expect(next.state).toBe('completed');
+    expect(pipeline.state).toBe('ready');
+  });
+
   it('a store that is briefly unavailable is retried: the caller gets its task, stored', async () => {
     const store = new RefusingStore(2, () => new UnavailableError('database is locked'));
     const pipeline = pipelineOn(store);
