@@ -116,6 +116,7 @@ const BENCH_VARIABLES = [
   'BENCH_WARMUP',
   'BENCH_CONNECTIONS',
   'BENCH_CANCEL_TASKS',
+  'BENCH_CANCEL_WARMUP',
   'BENCH_REPLICA_TASKS',
   'BENCH_IDLE_WS',
 ];
@@ -218,6 +219,10 @@ ${tables.payload}
 ${s.cancelTasks.toLocaleString('en-US')} tasks running \`sleep 60000\`, each followed by its caller over \`POST /tasks/stream\`,
 then canceled with \`POST /tasks/cancel\` (each on its own connection, opened before the tasks start): all at once,
 or one at a time (the next once the last was answered). Timed from the moment a cancel is written.
+Like every other subject, these are measured warm: ${s.cancelWarmup.toLocaleString('en-US')} more tasks run beside them
+and are canceled first, one at a time, so the server's cancel path is optimized before the timed
+cancels. A fresh process runs its first cancels through code V8 has not optimized yet (the sleeping
+tasks' own path is warm by then); the cold column shows those warm-up cancels on their own.
 The callers read their streams in a process of their own: the process that sends and times the
 cancels reads nothing else (in one process, reading the callers' ten thousand events a second
 delayed the reading of an answer by up to 10 ms).

@@ -17,6 +17,8 @@ export interface Settings {
   payloadConnections: number;
   /** Running tasks canceled by the cancel subjects. */
   cancelTasks: number;
+  /** Tasks each cancel subject cancels one at a time before those it times (timed apart, as cold). */
+  cancelWarmup: number;
   /** Tasks the replicas subject submits over three replicas on PostgreSQL. */
   replicaTasks: number;
   /** Idle WebSocket connections held open by the memory subject. */
@@ -53,6 +55,7 @@ export function loadSettings(quick: boolean): Settings {
       payloadBytes: [KIB, 64 * KIB, 1024 * KIB],
       payloadConnections: 2,
       cancelTasks: 50,
+      cancelWarmup: 10,
       replicaTasks: 100,
       idleWsConnections: 200,
       profileSeconds: 1,
@@ -70,6 +73,7 @@ export function loadSettings(quick: boolean): Settings {
     payloadBytes: [KIB, 64 * KIB, 1024 * KIB],
     payloadConnections: 8,
     cancelTasks: envNumber('BENCH_CANCEL_TASKS', 1000),
+    cancelWarmup: envNumber('BENCH_CANCEL_WARMUP', 200, { min: 0 }),
     replicaTasks: envNumber('BENCH_REPLICA_TASKS', 2000),
     idleWsConnections: envNumber('BENCH_IDLE_WS', 10_000),
     profileSeconds: seconds,

@@ -383,7 +383,13 @@ export function buildSubjects(
       name: `cancel ${settings.cancelTasks.toLocaleString('en-US')} running tasks, ${mode === 'at-once' ? 'all at once' : 'one at a time'}`,
       server: memory,
       run: async (server) => {
-        const result = await cancelLatency(server, settings.cancelTasks, mode, settings.quick ? 200 : 1000);
+        const result = await cancelLatency(
+          server,
+          settings.cancelTasks,
+          mode,
+          settings.quick ? 200 : 1000,
+          settings.cancelWarmup,
+        );
         return { values: { ...result } };
       },
     });
