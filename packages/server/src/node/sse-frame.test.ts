@@ -76,7 +76,30 @@ describe('writeFrame / corkForTurn', () => {
     expect(calls).toBe(3);
   });
 
-  it('without it, each frame and the head are a socket write of their own', async () => {
+  it("frames of one turn after the head leave in one socket write without it: node's own cork", async () => {
+    const { body, calls } = await serve(async (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+      await nextTurn();
+      const count = countWrites(res);
+      writeFrame(res, 'data: 1\n\n');
+      await Promise.resolve();
+      writeFrame(res, 'data: 2\n\n');
+      writeFrame(res, 'data: 3\n\n');
+      await nextTurn();
+      const firstTurn = count.calls;
+      writeFrame(res, 'data: 4\n\n');
+      await nextTurn();
+      expect([firstTurn, count.calls]).toEqual([1, 2]);
+      res.end();
+      await nextTurn();
+      return count;
+    });
+    expect(body).toBe('data: 1\n\ndata: 2\n\ndata: 3\n\ndata: 4\n\n');
+    expect(calls).toBe(3);
+  });
+
+  it('without it, the head flushed is a socket write of its own', async () => {
     const { calls } = await serve(async (res) => {
       const count = countWrites(res);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
