@@ -14,13 +14,18 @@ const WAKES_PER_TURN = 8;
 /** Released entries at the head of the queue dropped in one splice once this many piled up. */
 const COMPACT_AFTER = 1024;
 
-const due: ((() => void) | undefined)[] = [];
+/** What the queue wakes: an object with the method, so a waiter needs no closure to be queued. */
+export interface Wakeable {
+  wake(): void;
+}
+
+const due: (Wakeable | undefined)[] = [];
 let head = 0;
 let scheduled = false;
 
-/** Calls `wake` within a few turns, after the wakes queued before it, I/O polled in between. */
-export function wakeSoon(wake: () => void): void {
-  due.push(wake);
+/** Calls `sleeper.wake()` within a few turns, after the wakes queued before it, I/O polled in between. */
+export function wakeSoon(sleeper: Wakeable): void {
+  due.push(sleeper);
   if (!scheduled) {
     scheduled = true;
     setImmediate(releaseSlice);
@@ -31,9 +36,9 @@ function releaseSlice(): void {
   const end = Math.min(due.length, head + WAKES_PER_TURN);
   try {
     while (head < end) {
-      const wake = due[head];
+      const sleeper = due[head];
       due[head++] = undefined;
-      wake?.();
+      sleeper?.wake();
     }
   } finally {
     if (head === due.length) {
