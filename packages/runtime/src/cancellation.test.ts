@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import * as net from 'node:net';
 import {
   createArtifact,
@@ -420,6 +421,24 @@ describe('cancellation primitives', () => {
     withSignal.cancel('later');
     await expect(sleeping).rejects.toBeInstanceOf(TaskCanceledError);
     expect(heard).toEqual(['signal']);
+  });
+
+  it('a finished sleep leaves no listener on its token, made before its signal, during or after', async () => {
+    const token = new CancellationToken();
+    const early = (token as unknown as { early: Set<unknown> }).early;
+    await sleepUnlessCanceled(1, token);
+    expect(early.size).toBe(0);
+    // Waiting when the signal is made: the token's early listeners run through one abort listener.
+    const waiting = sleepUnlessCanceled(5, token);
+    const signal = token.signal;
+    expect(getEventListeners(signal, 'abort')).toHaveLength(1);
+    await waiting;
+    expect(early.size).toBe(0);
+    // Started once the signal exists: a listener of its own on the signal, taken away on waking.
+    const later = sleepUnlessCanceled(1, token);
+    expect(getEventListeners(signal, 'abort')).toHaveLength(2);
+    await later;
+    expect(getEventListeners(signal, 'abort')).toHaveLength(1);
   });
 
   it('sleeps that come due together wake in order, a few per turn, with I/O served between them', async () => {
