@@ -29,6 +29,16 @@ import type { RunHandle } from './task-run.js';
 import { collect, deferred, types } from './test-support/helpers.js';
 import { InProcessNetwork } from './test-support/in-process-transport.js';
 
+/** The call context of a server over HTTP that records the task in `taskStore` itself. */
+function servedBy(taskStore: object) {
+  return {
+    transport: 'http' as const,
+    signal: new AbortController().signal,
+    headers: {},
+    taskStore,
+  };
+}
+
 describe('Agent', () => {
   it('exposes its card, with securitySchemes when an authenticator is set', () => {
     const plain = new Agent({ card: { name: 'plain', description: 'd', url: 'http://127.0.0.1:1' } });
@@ -306,18 +316,12 @@ describe('Agent', () => {
     const store = new InMemoryRunStore();
     const other = new InMemoryRunStore();
     const agent = new Agent({ card: { name: 'served' }, runStore: store, execute: async () => undefined });
-    const ctx = (taskStore: object) => ({
-      transport: 'http' as const,
-      signal: new AbortController().signal,
-      headers: {},
-      taskStore,
-    });
-    const served = await agent.runTask(createTask('x'), ctx(store));
+    const served = await agent.runTask(createTask('x'), servedBy(store));
     expect(await store.getTaskRecord(served.id)).toBeNull();
     const runId = (served.metadata.run_context as JsonObject).run_id as string;
     expect((await store.getRunReport(runId))?.runId).toBe(runId);
     // A server recording elsewhere does not relieve the agent of its own store.
-    const elsewhere = await agent.runTask(createTask('y'), ctx(other));
+    const elsewhere = await agent.runTask(createTask('y'), servedBy(other));
     expect(await store.getTaskRecord(elsewhere.id)).toMatchObject({ state: 'completed' });
   });
 
@@ -339,13 +343,7 @@ describe('Agent', () => {
       eventSink: sink,
       execute: async (_task, run) => void (await run.addMessage(createMessage('answer', { role: 'agent' }))),
     });
-    const ctx = {
-      transport: 'http' as const,
-      signal: new AbortController().signal,
-      headers: {},
-      taskStore: store,
-    };
-    const task = await agent.runTask(createTask('x'), ctx);
+    const task = await agent.runTask(createTask('x'), servedBy(store));
     task.state = 'failed';
     task.messages.length = 0;
     const final = held.find((event) => event.type === 'task.status' && event.final === true) as
@@ -440,13 +438,7 @@ describe('Agent', () => {
         await run.addArtifact(createArtifact('the artifact'));
       },
     });
-    const ctx = {
-      transport: 'http' as const,
-      signal: new AbortController().signal,
-      headers: {},
-      taskStore: store,
-    };
-    const done = await agent.runTask(createTask('x'), ctx);
+    const done = await agent.runTask(createTask('x'), servedBy(store));
     const runId = (done.metadata.run_context as JsonObject).run_id as string;
     const report = JSON.stringify((await store.getRunReport(runId))!.toDict({ redactionPolicy: null }));
     const result = JSON.stringify(done);
