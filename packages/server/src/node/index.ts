@@ -1,7 +1,6 @@
 // @agent/server/node: the one node:http(s) host and the HTTP helpers every node-hosted wire adapter uses.
 export {
   NodeHost,
-  RequestScope,
   CLIENT_GONE,
   type NodeHostOptions,
   type ConnectionLimits,
@@ -9,6 +8,7 @@ export {
   type RequestListener,
   type UpgradeListener,
 } from './node-host.js';
+export { RequestScope } from '../request-scope.js';
 export { NodeRequest } from './node-request.js';
 export {
   readJsonBody,

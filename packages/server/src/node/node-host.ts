@@ -17,8 +17,6 @@ import { requestPath, routeKey } from './route-table.js';
 import { writeJson } from './write-json.js';
 import { RequestScope } from '../request-scope.js';
 
-export { RequestScope };
-
 /** The abort reason of a request whose client went away; one shared instance so it can be recognized. */
 export const CLIENT_GONE = new UnavailableError('The client closed the connection');
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { HeaderBag, RequestInfo } from '../request.js';
-import type { RequestScope } from './node-host.js';
+import type { RequestScope } from '../request-scope.js';
 
 /**
  * What the pipeline sees of a node:http request: its headers, query, peer and abort side, read from
