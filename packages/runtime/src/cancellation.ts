@@ -16,8 +16,8 @@ export class CancellationToken {
   private controller: AbortController | null = null;
   private cancelReason: string | null = null;
   private cancelError: TaskCanceledError | null = null;
-  /** `onCancel` callbacks and `listen` listeners registered before the controller existed, in order. */
-  private readonly early = new Set<(() => void) | CancelListener>();
+  /** Listeners registered before the controller existed, in registration order. */
+  private readonly early = new Set<CancelListener>();
 
   get signal(): AbortSignal {
     if (this.controller === null) {
@@ -65,19 +65,16 @@ export class CancellationToken {
       callback();
       return () => undefined;
     }
-    const listener = (): void => callback();
-    if (this.controller === null) {
-      this.early.add(listener);
-      return () => this.early.delete(listener);
-    }
-    const signal = this.controller.signal;
-    signal.addEventListener('abort', listener, { once: true });
-    return () => signal.removeEventListener('abort', listener);
+    // A listener object of its own: the same callback given twice is two registrations.
+    const listener: CancelListener = { handleEvent: () => callback() };
+    this.listen(listener);
+    return () => this.unlisten(listener);
   }
 
   /**
-   * @internal `onCancel` for an object whose `handleEvent` runs on cancel (at once when already
-   * canceled). The object is its own handle: {@link unlisten} takes it away again.
+   * @internal Runs `listener.handleEvent()` on cancel (at once when already canceled), with no
+   * closure of its own: the object is its own handle, which {@link unlisten} takes away again.
+   * `onCancel` registers through it too.
    */
   listen(listener: CancelListener): void {
     if (this.isCancelled) listener.handleEvent();
@@ -92,14 +89,13 @@ export class CancellationToken {
   }
 
   private runEarly(): void {
-    const callbacks = [...this.early];
+    const listeners = [...this.early];
     this.early.clear();
-    for (const callback of callbacks) {
+    for (const listener of listeners) {
       try {
-        if (typeof callback === 'function') callback();
-        else callback.handleEvent();
+        listener.handleEvent();
       } catch (error) {
-        // As from an abort listener: reported as uncaught, without stopping the other callbacks.
+        // As from an abort listener: reported as uncaught, without stopping the other listeners.
         queueMicrotask(() => {
           throw error;
         });
