@@ -272,4 +272,18 @@ describe('envelopeOf / isEnvelopeOf', () => {
     delete withoutAction.action;
     expect(isEnvelopeOf(withoutAction as unknown as RunEvent)).toBe(false);
   });
+
+  it("counts the event's own enumerable fields only, whatever Object.prototype lists", () => {
+    const event = RunEvent.fromTaskEvent(eventOf('action.requested', { action: action() }));
+    const hidden = { ...event };
+    Object.defineProperty(hidden, 'note', { value: 'not listed', enumerable: false });
+    expect(isEnvelopeOf(hidden)).toBe(true);
+    Object.defineProperty(Object.prototype, 'polluted', { value: 1, enumerable: true, configurable: true });
+    try {
+      expect(isEnvelopeOf(event)).toBe(true);
+      expect(isEnvelopeOf({ ...event, extra: 1 } as unknown as RunEvent)).toBe(false);
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted;
+    }
+  });
 });
