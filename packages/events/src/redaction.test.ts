@@ -430,6 +430,24 @@ describe('RedactionPolicy.redactedJson', () => {
     }
   });
 
+  it('writes texts of every length around the sizes of its piece lists, in any order, as JSON does', () => {
+    // An array of n numbers is 2n pieces: these straddle every list size and the chunk boundary.
+    const lengths: number[] = [];
+    for (let pieces = 16; pieces <= 16_384; pieces *= 2)
+      for (let n = pieces / 2 - 2; n <= pieces / 2 + 2; n++) lengths.push(n);
+    const order = [
+      ...lengths,
+      ...[...lengths].reverse(),
+      ...lengths.map((_, i) => lengths[(i * 7) % lengths.length]!),
+    ];
+    const policy = RedactionPolicy.default();
+    for (const n of order) {
+      const value = Array.from({ length: n }, (_, index) => index);
+      expect(policy.redactedJson(value)).toBe(JSON.stringify(value));
+      expect(policy.redactedJson({ n })).toBe(`{"n":${n}}`);
+    }
+  });
+
   it('writes only own keys, as JSON does, also while getters change the object being written', () => {
     const policy = RedactionPolicy.default();
     const changing = (change: (holder: Record<string, unknown>) => void): Record<string, unknown> => {
