@@ -273,6 +273,28 @@ describe('envelopeOf / isEnvelopeOf', () => {
     expect(isEnvelopeOf(withoutAction as unknown as RunEvent)).toBe(false);
   });
 
+  it('is false once any one field of the envelope differs from what its payload gives', () => {
+    const { context } = completedRun();
+    for (const source of sources()) {
+      const event = RunEvent.fromTaskEvent(source, { context, agentName: 'fallback' });
+      for (const [field, value] of Object.entries(event)) {
+        if (field === 'payload' || field === 'sequence') continue;
+        const other =
+          typeof value === 'boolean'
+            ? !value
+            : typeof value === 'number'
+              ? value + 1
+              : typeof value === 'string' || value === null
+                ? 'something else'
+                : { changed: true };
+        expect([field, isEnvelopeOf({ ...event, [field]: other } as RunEvent)]).toEqual([field, false]);
+        const without: Record<string, unknown> = { ...event };
+        delete without[field];
+        expect([field, isEnvelopeOf(without as unknown as RunEvent)]).toEqual([field, false]);
+      }
+    }
+  });
+
   it("counts the event's own enumerable fields only, whatever Object.prototype lists", () => {
     const event = RunEvent.fromTaskEvent(eventOf('action.requested', { action: action() }));
     const hidden = { ...event };
