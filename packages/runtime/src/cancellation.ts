@@ -1,17 +1,17 @@
 import { TaskCanceledError } from '@agent/core';
 import { wakeSoon } from './wake-queue.js';
 
+/** What {@link CancellationToken.listen} calls on cancel: an object, so a waiter needs no closure for it. */
+interface CancelListener {
+  handleEvent(): void;
+}
+
 /**
  * The live cancel switch of one task: an AbortController whose reason is a TaskCanceledError.
  * Pass `signal` to anything that can be aborted; call `raiseIfCancelled()` inside long loops.
  * The controller is made on the first read of `signal`: a run that never hands its signal to
  * anything (most runs) costs no AbortController, AbortSignal or event listener.
  */
-/** What {@link CancellationToken.listen} calls on cancel: an object, so a waiter needs no closure for it. */
-interface CancelListener {
-  handleEvent(): void;
-}
-
 export class CancellationToken {
   private controller: AbortController | null = null;
   private cancelReason: string | null = null;
@@ -150,14 +150,15 @@ function startSleep(
   reject: (error: unknown) => void,
 ): void {
   const sleep = new Sleep(token, resolve, reject);
-  sleep.timer = setTimeout(sleepDue, Math.max(0, ms), sleep);
+  // Due, the sleep is queued to wake: the timer calls wakeSoon(sleep) itself, with no closure.
+  sleep.timer = setTimeout(wakeSoon, Math.max(0, ms), sleep);
   token.listen(sleep);
 }
 
 /**
- * One wait of {@link sleepUnlessCanceled}. Its timer, its wake and its cancel are this one object's
- * methods, not a closure each: a thousand tasks sleeping between progress ticks made them at every
- * tick, ~0.3 KB of garbage per wait.
+ * One wait of {@link sleepUnlessCanceled}. Its wake and its cancel are this one object's methods,
+ * and its timer hands the object to the wake queue, not a closure each: a thousand tasks sleeping
+ * between progress ticks made them at every tick, ~0.3 KB of garbage per wait.
  */
 class Sleep {
   private settled = false;
@@ -184,10 +185,6 @@ class Sleep {
     clearTimeout(this.timer);
     this.reject(this.token.error());
   }
-}
-
-function sleepDue(sleep: Sleep): void {
-  wakeSoon(sleep);
 }
 
 /**
