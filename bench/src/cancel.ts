@@ -225,13 +225,17 @@ export async function cancelLatency(
   try {
     followers = await startFollowers(base, run, warmup + n);
     const tasks = followers;
+    /** When task `index`'s cancel was answered and when its caller got the canceled status. */
+    const answered = async (index: number, pending: PendingCancel) => {
+      const [answeredAt, final] = await Promise.all([pending.answered, tasks.final(index)]);
+      if (final.state !== 'canceled')
+        throw new Error(`task ${followedTaskId(run, index)} ended ${final.state}, not canceled`);
+      return { answeredAt, finalAt: final.at };
+    };
     const cold: number[] = [];
     for (let i = 0; i < warmup; i++) {
       const { pending, sentAt } = await sendOne(base, followedTaskId(run, i));
-      const [, final] = await Promise.all([pending.answered, tasks.final(i)]);
-      if (final.state !== 'canceled')
-        throw new Error(`task ${followedTaskId(run, i)} ended ${final.state}, not canceled`);
-      cold.push(final.at - sentAt);
+      cold.push((await answered(i, pending)).finalAt - sentAt);
     }
     // The measured tasks follow the warm-up's: the ith of them is task warmup + i.
     const taskIndex = (i: number) => warmup + i;
@@ -245,11 +249,9 @@ export async function cancelLatency(
     const caller: number[] = [];
     const cancel: number[] = [];
     const record = async (i: number, pending: PendingCancel, sentAt: number) => {
-      const [answeredAt, final] = await Promise.all([pending.answered, tasks.final(taskIndex(i))]);
-      if (final.state !== 'canceled')
-        throw new Error(`task ${followedTaskId(run, taskIndex(i))} ended ${final.state}, not canceled`);
+      const { answeredAt, finalAt } = await answered(taskIndex(i), pending);
       cancel.push(answeredAt - sentAt);
-      caller.push(final.at - sentAt);
+      caller.push(finalAt - sentAt);
     };
     if (mode === 'at-once') {
       await Promise.all(
