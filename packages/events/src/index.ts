@@ -92,6 +92,7 @@ export {
   type TaskPage,
   type TaskEventQuery,
   type StoredTaskEvent,
+  type TaskWrite,
   type RunReportQuery,
 } from './store/run-store.js';
 export {

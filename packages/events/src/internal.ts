@@ -21,6 +21,7 @@ export {
   retentionOf,
   taskQueryOf,
   taskRowOf,
+  taskWriteRowsOf,
   type NormalizedEventQuery,
   type NormalizedPageQuery,
   type NormalizedReportQuery,

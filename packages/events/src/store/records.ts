@@ -192,6 +192,40 @@ export function storedJson(value: unknown, policy: RedactionPolicy | null, what:
   return text;
 }
 
+/** One write of `writeTask` as a backend stores it: a task row, or the texts of events to append. */
+export type TaskWriteRow = { row: TaskRow } | { texts: string[] };
+
+/**
+ * Checks and encodes the writes of `writeTask`, every one before any is applied, so that bad input
+ * refuses the whole call and leaves the store as it was.
+ * @throws ValueError on a write that is neither a snapshot nor events, or a snapshot of another task.
+ */
+export function taskWriteRowsOf(
+  owner: TaskOwner,
+  taskId: string,
+  writes: unknown,
+  policy: RedactionPolicy | null,
+  now: () => number,
+): TaskWriteRow[] {
+  if (!Array.isArray(writes)) throw new ValueError('writes must be an array of task writes');
+  return writes.map((write: unknown, index): TaskWriteRow => {
+    if (isRecord(write) && 'snapshot' in write && !('events' in write)) {
+      const task = (write as { snapshot: Task }).snapshot;
+      if (isRecord(task) && task.id !== taskId)
+        throw new ValueError(
+          `writes[${index}] is a snapshot of task ${JSON.stringify(task.id)}, not ${taskId}`,
+          {
+            data: { index, field: 'id' },
+          },
+        );
+      return { row: taskRowOf(task, { owner }, policy, now) };
+    }
+    if (isRecord(write) && 'events' in write && !('snapshot' in write))
+      return { texts: eventTextsOf(taskId, (write as { events: unknown }).events, policy) };
+    throw new ValueError(`writes[${index}] is neither { snapshot } nor { events }`, { data: { index } });
+  });
+}
+
 /**
  * A JSON round trip: what every backend stores, so the in-memory store returns exactly what a
  * database would (no `undefined`, no class instances).

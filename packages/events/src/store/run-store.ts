@@ -97,6 +97,9 @@ export interface TaskEventQuery {
   limit?: number;
 }
 
+/** One write of {@link RunStore.writeTask}: the task's snapshot, or events for its log. */
+export type TaskWrite = { snapshot: Task } | { events: TaskEvent[] };
+
 export interface StoredTaskEvent {
   /** 1-based, per task and owner, without gaps. */
   sequence: number;
@@ -123,6 +126,15 @@ export interface RunStore {
    * @throws TaskNotFoundError when the owner has no record of the task.
    */
   appendTaskEvents(owner: TaskOwner, taskId: string, events: TaskEvent[]): Promise<number[]>;
+  /**
+   * Applies one task's snapshots and event appends in the order given, all or none: what
+   * `saveTaskSnapshot(task, { owner })` and `appendTaskEvents(owner, taskId, events)` do, called in
+   * turn, but as one write (one commit for a database). Optional: a store without it gets those
+   * calls one by one instead.
+   * @throws ValueError when a snapshot is of another task, or on what either call refuses.
+   * @throws TaskNotFoundError when events come before the owner has a record of the task.
+   */
+  writeTask?(owner: TaskOwner, taskId: string, writes: readonly TaskWrite[]): Promise<void>;
   /** The task's events in order; `[]` for an unknown task or another owner's. */
   listTaskEvents(owner: TaskOwner, taskId: string, query?: TaskEventQuery): Promise<StoredTaskEvent[]>;
   /** `null` for an unknown id. */

@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { createTask, UnavailableError, ValueError } from '@agent/core';
+import { AgentError, createTask, UnavailableError, ValueError, type TaskEvent } from '@agent/core';
 import { requireOptionalPeer } from '../optional-peer.js';
 import { RunRecorder } from '../run-recorder.js';
 import type { RunReport } from '../run-report.js';
 import { completedRun, runContext } from '../test-support/fixtures.js';
-import { describeRunStore } from '../testing/run-store-suite.js';
+import { describeRunStore, describeTaskWrites } from '../testing/run-store-suite.js';
+import type { RunStoreOptions } from './in-memory-run-store.js';
 import { DEFAULT_OWNER } from './run-store.js';
 import { SQLITE_SCHEMA_VERSION, SqliteRunStore } from './sqlite-run-store.js';
 import { WAL_CHECKPOINT_PAGES } from './sqlite-support.js';
@@ -25,9 +26,12 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describeRunStore('SqliteRunStore', {
-  open: (options) => new SqliteRunStore({ ...options, path: join(dir, `suite-${(counter += 1)}.db`) }),
-});
+const harness = {
+  open: (options?: RunStoreOptions) =>
+    new SqliteRunStore({ ...options, path: join(dir, `suite-${(counter += 1)}.db`) }),
+};
+describeRunStore('SqliteRunStore', harness);
+describeTaskWrites('SqliteRunStore', harness);
 
 describe('SqliteRunStore file behaviour', () => {
   it('uses WAL and indexes the documented columns', () => {
@@ -235,6 +239,52 @@ function completedReport(runId: string): RunReport {
   for (const event of events) recorder.recordTaskEvent(event);
   return recorder.toReport();
 }
+
+describe('SqliteRunStore writeTask in a batch', () => {
+  const event = (taskId: string, note: string): TaskEvent =>
+    ({
+      type: 'task.status',
+      task_id: taskId,
+      state: 'working',
+      final: false,
+      timestamp: '2026-05-01T00:00:00.000Z',
+      note,
+    }) as TaskEvent;
+
+  it('undoes a whole group the database refuses midway, and keeps the other writes of its batch', async () => {
+    const path = join(dir, 'write-task.db');
+    const store = new SqliteRunStore({ path });
+    // A refusal that only the database makes, after the group's first writes have run.
+    const raw = new Database(path);
+    raw.exec(`CREATE TRIGGER refuse_boom BEFORE INSERT ON task_events WHEN NEW.event LIKE '%boom%'
+              BEGIN SELECT RAISE(ABORT, 'boom refused'); END`);
+    raw.close();
+    try {
+      // Queued in one turn, so committed in one batch.
+      const results = await Promise.allSettled([
+        store.saveTaskSnapshot(createTask('hi', { id: 'kept' })),
+        store.writeTask(DEFAULT_OWNER, 'undone', [
+          { snapshot: createTask('hi', { id: 'undone' }) },
+          { events: [event('undone', 'fine')] },
+          { events: [event('undone', 'boom')] },
+        ]),
+        store.writeTask(DEFAULT_OWNER, 'kept', [
+          { events: [event('kept', 'fine')] },
+          { snapshot: createTask('hi', { id: 'kept', state: 'completed' }) },
+        ]),
+      ]);
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(AgentError);
+      expect(String((results[1] as PromiseRejectedResult).reason.message)).toMatch(/boom refused/);
+      expect(await store.getTaskRecord('undone')).toBeNull();
+      expect(await store.listTaskEvents(DEFAULT_OWNER, 'undone')).toEqual([]);
+      expect((await store.getTaskRecord('kept'))!.state).toBe('completed');
+      expect((await store.listTaskEvents(DEFAULT_OWNER, 'kept')).map((e) => e.sequence)).toEqual([1]);
+    } finally {
+      store.close();
+    }
+  });
+});
 
 describe('SqliteRunStore stored reports', () => {
   it('writes a report in its compact form and reads reports of both forms', async () => {

@@ -31,6 +31,7 @@ import {
   retentionOf,
   taskQueryOf,
   taskRowOf,
+  taskWriteRowsOf,
   TERMINAL_STATES,
 } from './records.js';
 import type {
@@ -44,6 +45,7 @@ import type {
   TaskPageQuery,
   TaskRecord,
   TaskRecordQuery,
+  TaskWrite,
 } from './run-store.js';
 import { WalCheckpointer } from './sqlite-checkpointer.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
@@ -608,6 +610,37 @@ export class SqliteRunStore implements RunStore {
           if (row === undefined)
             throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
           return this.#insertEvents(row, texts);
+        },
+      };
+    });
+  }
+
+  /**
+   * Every write in one queued write: they commit together or not at all (a batch whose write fails
+   * runs again with a savepoint per write). A task row keeps its row id when saved again, so the
+   * events after a snapshot look it up once.
+   */
+  writeTask(owner: TaskOwner, taskId: string, writes: readonly TaskWrite[]): Promise<void> {
+    return this.#write('SqliteRunStore.writeTask', () => {
+      const who = ownerOf(owner);
+      checkId(taskId, 'taskId');
+      const rows = taskWriteRowsOf(who, taskId, writes, this.#policy, this.#now);
+      const keys = [taskKey(who, taskId)];
+      if (rows.some((write) => 'row' in write)) keys.push(ANY_TASK);
+      return {
+        keys,
+        work: () => {
+          let taskRow: number | undefined;
+          for (const write of rows) {
+            if ('row' in write) {
+              this.#saveTask({ ...write.row.columns, task: write.row.task });
+              continue;
+            }
+            taskRow ??= this.#byTask(this.#taskRowId, who, taskId) as number | undefined;
+            if (taskRow === undefined)
+              throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
+            this.#insertEvents(taskRow, write.texts);
+          }
         },
       };
     });

@@ -11,7 +11,13 @@ import { REDACTED } from '../redaction.js';
 import { RunRecorder } from '../run-recorder.js';
 import type { RunReport } from '../run-report.js';
 import type { RunStoreOptions } from '../store/in-memory-run-store.js';
-import { DEFAULT_OWNER, type RunStore, type TaskOwner, type TaskRecord } from '../store/run-store.js';
+import {
+  DEFAULT_OWNER,
+  type RunStore,
+  type TaskOwner,
+  type TaskRecord,
+  type TaskWrite,
+} from '../store/run-store.js';
 import { completedRun, manualClock, runContext } from './fixtures.js';
 
 export interface StoreHarness {
@@ -391,6 +397,79 @@ function describeEventLog(name: string, harness: StoreHarness): void {
       await expect(store.listTaskEvents(ALICE, '')).rejects.toThrow(ValueError);
       for (const query of [{ after: -1 }, { after: 1.5 }, { limit: 0 }, { limit: 10_001 }, { from: 1 }])
         await expect(store.listTaskEvents(ALICE, 't1', query as never)).rejects.toThrow(ValueError);
+    });
+  });
+}
+
+/**
+ * The suite of a store with `writeTask` (run beside {@link describeRunStore}): its writes land as
+ * the calls one by one would, in order, and a group refused for any reason leaves nothing behind.
+ */
+export function describeTaskWrites(name: string, harness: StoreHarness): void {
+  describe(`${name} writeTask (shared RunStore suite)`, () => {
+    let store: RunStore;
+    openEach(harness, (opened) => (store = opened));
+    const writeTask = (owner: TaskOwner, taskId: string, writes: readonly TaskWrite[]) => {
+      if (!store.writeTask) throw new Error(`${name} has no writeTask`);
+      return store.writeTask(owner, taskId, writes);
+    };
+    const sequences = async (owner: TaskOwner, taskId: string) =>
+      (await store.listTaskEvents(owner, taskId)).map((e) => e.sequence);
+
+    it('applies snapshots and appends in order, numbered with the calls one by one', async () => {
+      await writeTask(ALICE, 't1', [
+        { snapshot: taskIn('t1', 's1') },
+        { events: [statusEvent('t1'), statusEvent('t1', 'working', { metadata: { api_key: 'sk-live-1' } })] },
+        { events: [statusEvent('t1', 'input-required')] },
+        { snapshot: taskIn('t1', 's1', 'input-required') },
+      ]);
+      const record = await store.getTaskRecord('t1', ALICE);
+      expect(record).toMatchObject({ state: 'input-required', run_id: 'run-t1', session_id: 's1' });
+      expect(record!.task.metadata.api_key).toBe(REDACTED);
+      const log = await store.listTaskEvents(ALICE, 't1');
+      expect(log.map((e) => e.sequence)).toEqual([1, 2, 3]);
+      expect(log[1]!.event).toMatchObject({ metadata: { api_key: REDACTED } });
+      expect(log[2]!.event).toMatchObject({ state: 'input-required' });
+      expect(await store.appendTaskEvents(ALICE, 't1', [statusEvent('t1')])).toEqual([4]);
+      await writeTask(ALICE, 't1', [{ events: [statusEvent('t1'), statusEvent('t1')] }]);
+      expect(await sequences(ALICE, 't1')).toEqual([1, 2, 3, 4, 5, 6]);
+      await writeTask(ALICE, 't1', []);
+      expect(await sequences(ALICE, 't1')).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(await store.getTaskRecord('t1', BOB)).toBeNull();
+    });
+
+    it('refuses bad input whole, before any of it is written', async () => {
+      await store.saveTaskSnapshot(taskIn('t1', 's1'), { owner: ALICE });
+      await store.appendTaskEvents(ALICE, 't1', [statusEvent('t1')]);
+      const refused = [
+        [{ snapshot: taskIn('t1', 's1', 'completed') }, { snapshot: taskIn('other', 's1') }],
+        [{ events: [statusEvent('t1')] }, { events: [statusEvent('other')] }],
+        [{ events: [statusEvent('t1')] }, { snapshot: taskIn('t1', 's1'), events: [] }],
+        [{ snapshot: taskIn('t1', 's1', 'completed') }, null],
+        [{ events: [statusEvent('t1')] }, { events: 'not an array' }],
+        'not an array',
+      ];
+      for (const writes of refused)
+        await expect(writeTask(ALICE, 't1', writes as never)).rejects.toThrow(ValueError);
+      await expect(writeTask(ALICE, '', [])).rejects.toThrow(ValueError);
+      expect((await store.getTaskRecord('t1', ALICE))!.state).toBe('working');
+      expect(await sequences(ALICE, 't1')).toEqual([1]);
+    });
+
+    it('refuses events before the owner has a record, and keeps none of the group', async () => {
+      await expect(
+        writeTask(ALICE, 'missing', [
+          { events: [statusEvent('missing')] },
+          { snapshot: taskIn('missing', 's1') },
+        ]),
+      ).rejects.toThrow(TaskNotFoundError);
+      expect(await store.getTaskRecord('missing', ALICE)).toBeNull();
+      await store.saveTaskSnapshot(taskIn('t1', 's1'), { owner: ALICE });
+      await expect(writeTask(BOB, 't1', [{ events: [statusEvent('t1')] }])).rejects.toThrow(
+        TaskNotFoundError,
+      );
+      expect(await sequences(ALICE, 't1')).toEqual([]);
+      expect(await store.getTaskRecord('t1', BOB)).toBeNull();
     });
   });
 }
