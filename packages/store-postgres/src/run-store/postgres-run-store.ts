@@ -19,6 +19,7 @@ import {
   type TaskPageQuery,
   type TaskRecord,
   type TaskRecordQuery,
+  type TaskWrite,
 } from '@agent/events';
 import { PostgresCoordination } from '../coordination/postgres-coordination.js';
 import type { PostgresCoordinationOptions } from '../coordination/options.js';
@@ -39,6 +40,7 @@ import {
   retentionOf,
   taskQueryOf,
   taskRowOf,
+  taskWriteRowsOf,
 } from '@agent/events/internal';
 import { CONNECTION_OPTION_NAMES, databaseOf, type PostgresConnectionOptions } from '../store-database.js';
 import { SqlFilter } from '../sql-filter.js';
@@ -255,6 +257,34 @@ export class PostgresRunStore implements RunStore {
       });
     } catch (error) {
       throw this.#error(error, 'appendTaskEvents');
+    }
+  }
+
+  /**
+   * Every write in one transaction: one round of BEGIN and COMMIT where the calls one by one take a
+   * round each. Each append locks the record first, as {@link appendTaskEvents} does.
+   */
+  async writeTask(owner: TaskOwner, taskId: string, writes: readonly TaskWrite[]): Promise<void> {
+    try {
+      this.#open();
+      const who = ownerOf(owner);
+      checkId(taskId, 'taskId');
+      const rows = taskWriteRowsOf(who, taskId, writes, this.redactionPolicy, this.#now);
+      const cutoff = this.#cutoff();
+      await this.database.transaction(async (client) => {
+        await sweepExpired(client, cutoff);
+        for (const write of rows) {
+          if ('row' in write) {
+            await saveSnapshotIn(client, write.row, cutoff);
+            continue;
+          }
+          const locked = await lockTask(client, who, taskId, cutoff);
+          if (!locked) throw taskNotFound(taskId);
+          await appendEventsIn(client, who, taskId, locked, write.texts);
+        }
+      });
+    } catch (error) {
+      throw this.#error(error, 'writeTask');
     }
   }
 
