@@ -12,6 +12,7 @@ import {
   coordinationOf,
   InMemoryRunStore,
   type RunStore,
+  type TaskWrite,
   type TaskCoordination,
   type TaskOwner,
   type TaskRecord,
@@ -368,7 +369,9 @@ const RETRY_DELAYS_MS = [20, 100, 400];
 /**
  * One task's store writes, in the order they were made, one at a time. Events recorded while a write
  * is busy go to the store in one append, and a snapshot still waiting its turn takes the newer task
- * instead of a second snapshot being queued (the first is only ever overwritten by the second).
+ * instead of a second snapshot being queued (the first is only ever overwritten by the second). A
+ * store with `writeTask` gets every snapshot and append waiting at once in one call, all or none: for
+ * a database, one commit where there would be several, each waiting for the last.
  *
  * The loop is callbacks bound once per task, not an async function: every event a task logs passes
  * through it, and an async frame, its awaits and a closure per write were ~0.6 KB of garbage each.
@@ -377,8 +380,11 @@ class TaskWrites {
   private readonly queue: Write[] = [];
   /** True from the first queued write until the queue is empty again. */
   private busy = false;
-  /** The write in progress, and the retries it has had. */
-  private current: Write | undefined;
+  /**
+   * The writes in progress, and the retries they have had: one, or, for a store with `writeTask`,
+   * every snapshot and append queued when the last ones were done, in one call.
+   */
+  private current: Write[] = [];
   private attempt = 0;
   /** Made only when someone waits for the queue to empty ({@link idle}). */
   private emptied: { promise: Promise<void>; resolve: () => void } | null = null;
@@ -440,16 +446,22 @@ class TaskWrites {
   }
 
   private readonly next = (): void => {
-    const write = this.queue.shift();
-    this.current = write;
-    if (!write) {
+    const first = this.queue.shift();
+    if (!first) {
+      this.current = [];
       this.busy = false;
       const emptied = this.emptied;
       this.emptied = null;
       emptied?.resolve();
       return;
     }
-    this.depth.writes--;
+    const current = [first];
+    if (!('claim' in first) && this.store.writeTask) {
+      // A claim or release goes to the coordination, not the store: the group ends before it.
+      while (this.queue.length > 0 && !('claim' in this.queue[0]!)) current.push(this.queue.shift()!);
+    }
+    this.current = current;
+    this.depth.writes -= current.length;
     this.attempt = 0;
     this.start();
   };
@@ -457,7 +469,7 @@ class TaskWrites {
   private readonly start = (): void => {
     let done: Promise<unknown>;
     try {
-      done = Promise.resolve(this.perform(this.current!));
+      done = Promise.resolve(this.perform(this.current));
     } catch (error) {
       done = Promise.reject(error);
     }
@@ -466,10 +478,12 @@ class TaskWrites {
 
   private readonly succeeded = (): void => {
     this.depth.failing = false;
-    const write = this.current!;
-    if ('events' in write) {
+    for (let index = this.current.length - 1; index >= 0; index--) {
+      const write = this.current[index]!;
+      if (!('events' in write)) continue;
       const last = write.events[write.events.length - 1]?.sequence;
       if (last !== undefined) this.live.stored(last);
+      break;
     }
     this.next();
   };
@@ -487,7 +501,7 @@ class TaskWrites {
       // One line per run: its later writes fail the same way and would only repeat it.
       if (this.live.storeFailure === undefined) {
         this.live.storeFailure = error;
-        this.report(error, operationOf(this.current!));
+        this.report(error, operationOf(this.current));
         this.live.onStoreFailure?.(error);
       }
     } finally {
@@ -495,9 +509,12 @@ class TaskWrites {
     }
   };
 
-  /** The store's own promise, the write's outcome. */
-  private perform(write: Write): Promise<unknown> {
+  /** The store's own promise, the writes' outcome. */
+  private perform(writes: Write[]): Promise<unknown> {
     const { owner, taskId } = this.live;
+    // More than one only when the store has writeTask, and then none is a claim.
+    if (writes.length > 1) return this.store.writeTask!(owner, taskId, writes as TaskWrite[]);
+    const write = writes[0]!;
     if ('events' in write) return this.store.appendTaskEvents(owner, taskId, write.events);
     if ('snapshot' in write) return this.store.saveTaskSnapshot(write.snapshot, { owner });
     if (write.claim) return this.coordination!.claimTask(owner, taskId);
@@ -518,7 +535,9 @@ function mayPass(error: unknown): boolean {
   return !(error instanceof AgentError) || error.code === 'UNAVAILABLE';
 }
 
-function operationOf(write: Write): string {
+function operationOf(writes: Write[]): string {
+  if (writes.length > 1) return 'writeTask';
+  const write = writes[0]!;
   if ('events' in write) return 'appendTaskEvents';
   if ('snapshot' in write) return 'saveTaskSnapshot';
   return write.claim ? 'claimTask' : 'releaseTask';
