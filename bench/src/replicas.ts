@@ -120,7 +120,13 @@ function request(
       },
     );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
-    req.on('error', (error) => reject(new Error(`${method} ${base.port}${path}: ${error.message}`)));
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      // A kept-alive socket the server closed (its keep-alive timeout) just as this request took it:
+      // a read is safe to send again on a fresh one, as node's documentation advises.
+      if (method === 'GET' && req.reusedSocket && error.code === 'ECONNRESET')
+        request(agent, base, method, path, body).then(resolve, reject);
+      else reject(new Error(`${method} ${base.port}${path}: ${error.message}`));
+    });
     req.end(body);
   });
 }
