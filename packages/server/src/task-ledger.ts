@@ -380,11 +380,14 @@ class TaskWrites {
   private readonly queue: Write[] = [];
   /** True from the first queued write until the queue is empty again. */
   private busy = false;
+  /** The write in progress, and the retries it has had. */
+  private current: Write | undefined;
   /**
-   * The writes in progress, and the retries they have had: one, or, for a store with `writeTask`,
-   * every snapshot and append queued when the last ones were done, in one call.
+   * For a store with `writeTask`, when more than one snapshot or append waited: all of them, from
+   * `current` on, in one call. Null for a single write.
    */
-  private current: Write[] = [];
+  private group: TaskWrite[] | null = null;
+  private readonly grouping: boolean;
   private attempt = 0;
   /** Made only when someone waits for the queue to empty ({@link idle}). */
   private emptied: { promise: Promise<void>; resolve: () => void } | null = null;
@@ -395,7 +398,9 @@ class TaskWrites {
     private readonly live: LiveTask,
     private readonly logger: Logger,
     private readonly depth: WriteState,
-  ) {}
+  ) {
+    this.grouping = typeof store.writeTask === 'function';
+  }
 
   private push(write: Write): void {
     this.queue.push(write);
@@ -446,22 +451,24 @@ class TaskWrites {
   }
 
   private readonly next = (): void => {
-    const first = this.queue.shift();
-    if (!first) {
-      this.current = [];
+    const write = this.queue.shift();
+    this.current = write;
+    this.group = null;
+    if (!write) {
       this.busy = false;
       const emptied = this.emptied;
       this.emptied = null;
       emptied?.resolve();
       return;
     }
-    const current = [first];
-    if (!('claim' in first) && this.store.writeTask) {
-      // A claim or release goes to the coordination, not the store: the group ends before it.
-      while (this.queue.length > 0 && !('claim' in this.queue[0]!)) current.push(this.queue.shift()!);
+    // A claim or release goes to the coordination, not the store: a group ends before one.
+    if (this.grouping && !('claim' in write) && this.queue.length > 0 && !('claim' in this.queue[0]!)) {
+      const group: TaskWrite[] = [write];
+      while (this.queue.length > 0 && !('claim' in this.queue[0]!))
+        group.push(this.queue.shift() as TaskWrite);
+      this.group = group;
     }
-    this.current = current;
-    this.depth.writes -= current.length;
+    this.depth.writes -= this.group?.length ?? 1;
     this.attempt = 0;
     this.start();
   };
@@ -469,7 +476,7 @@ class TaskWrites {
   private readonly start = (): void => {
     let done: Promise<unknown>;
     try {
-      done = Promise.resolve(this.perform(this.current));
+      done = Promise.resolve(this.perform());
     } catch (error) {
       done = Promise.reject(error);
     }
@@ -478,12 +485,10 @@ class TaskWrites {
 
   private readonly succeeded = (): void => {
     this.depth.failing = false;
-    for (let index = this.current.length - 1; index >= 0; index--) {
-      const write = this.current[index]!;
-      if (!('events' in write)) continue;
+    const write = this.group === null ? this.current! : lastAppendOf(this.group);
+    if (write && 'events' in write) {
       const last = write.events[write.events.length - 1]?.sequence;
       if (last !== undefined) this.live.stored(last);
-      break;
     }
     this.next();
   };
@@ -501,7 +506,7 @@ class TaskWrites {
       // One line per run: its later writes fail the same way and would only repeat it.
       if (this.live.storeFailure === undefined) {
         this.live.storeFailure = error;
-        this.report(error, operationOf(this.current));
+        this.report(error, this.group === null ? operationOf(this.current!) : 'writeTask');
         this.live.onStoreFailure?.(error);
       }
     } finally {
@@ -509,12 +514,11 @@ class TaskWrites {
     }
   };
 
-  /** The store's own promise, the writes' outcome. */
-  private perform(writes: Write[]): Promise<unknown> {
+  /** The store's own promise, the outcome of the write (or group) in progress. */
+  private perform(): Promise<unknown> {
     const { owner, taskId } = this.live;
-    // More than one only when the store has writeTask, and then none is a claim.
-    if (writes.length > 1) return this.store.writeTask!(owner, taskId, writes as TaskWrite[]);
-    const write = writes[0]!;
+    if (this.group !== null) return this.store.writeTask!(owner, taskId, this.group);
+    const write = this.current!;
     if ('events' in write) return this.store.appendTaskEvents(owner, taskId, write.events);
     if ('snapshot' in write) return this.store.saveTaskSnapshot(write.snapshot, { owner });
     if (write.claim) return this.coordination!.claimTask(owner, taskId);
@@ -535,9 +539,13 @@ function mayPass(error: unknown): boolean {
   return !(error instanceof AgentError) || error.code === 'UNAVAILABLE';
 }
 
-function operationOf(writes: Write[]): string {
-  if (writes.length > 1) return 'writeTask';
-  const write = writes[0]!;
+/** The last append of a group, if it has one. */
+function lastAppendOf(group: readonly TaskWrite[]): TaskWrite | undefined {
+  for (let index = group.length - 1; index >= 0; index--) if ('events' in group[index]!) return group[index];
+  return undefined;
+}
+
+function operationOf(write: Write): string {
   if ('events' in write) return 'appendTaskEvents';
   if ('snapshot' in write) return 'saveTaskSnapshot';
   return write.claim ? 'claimTask' : 'releaseTask';

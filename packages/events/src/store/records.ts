@@ -211,13 +211,12 @@ export function taskWriteRowsOf(
   return writes.map((write: unknown, index): TaskWriteRow => {
     if (isRecord(write) && 'snapshot' in write && !('events' in write)) {
       const task = (write as { snapshot: Task }).snapshot;
-      if (isRecord(task) && task.id !== taskId)
-        throw new ValueError(
-          `writes[${index}] is a snapshot of task ${JSON.stringify(task.id)}, not ${taskId}`,
-          {
-            data: { index, field: 'id' },
-          },
-        );
+      if (isRecord(task) && task.id !== taskId) {
+        const id = JSON.stringify(task.id);
+        throw new ValueError(`writes[${index}] is a snapshot of task ${id}, not ${taskId}`, {
+          data: { index, field: 'id' },
+        });
+      }
       return { row: taskRowOf(task, { owner }, policy, now) };
     }
     if (isRecord(write) && 'events' in write && !('snapshot' in write))
