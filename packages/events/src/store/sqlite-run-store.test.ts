@@ -108,6 +108,43 @@ describe('SqliteRunStore file behaviour', () => {
     }
   });
 
+  it('keeps the last save of a task whose ids change, whatever each writer saved before', async () => {
+    const path = join(dir, 'changing-ids.db');
+    const a = new SqliteRunStore({ path });
+    const b = new SqliteRunStore({ path });
+    const task = (state: 'working' | 'completed', runId?: string) =>
+      createTask('hi', {
+        id: 'moving',
+        state,
+        created_at: '2026-05-01T00:00:00.000Z',
+        metadata: runId === undefined ? {} : { run_context: runContext({ run_id: runId }) },
+      });
+    const saved = async () => {
+      const record = await a.getTaskRecord('moving');
+      const byRun = async (runId: string) => (await a.listTaskRecords({ runId })).map((r) => r.task_id);
+      return {
+        state: record?.state,
+        run_id: record?.run_id,
+        run1: await byRun('run-1'),
+        run2: await byRun('run-2'),
+      };
+    };
+    try {
+      await a.saveTaskSnapshot(task('working'));
+      await a.saveTaskSnapshot(task('working', 'run-1'));
+      expect(await saved()).toEqual({ state: 'working', run_id: 'run-1', run1: ['moving'], run2: [] });
+      // Another writer changes the ids; the first still remembers its own.
+      await b.saveTaskSnapshot(task('working', 'run-2'));
+      await a.saveTaskSnapshot(task('completed', 'run-1'));
+      expect(await saved()).toEqual({ state: 'completed', run_id: 'run-1', run1: ['moving'], run2: [] });
+      await b.saveTaskSnapshot(task('completed', 'run-2'));
+      expect(await saved()).toEqual({ state: 'completed', run_id: 'run-2', run1: [], run2: ['moving'] });
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
   it('lets a second process read what this one wrote', async () => {
     const path = join(dir, 'shared.db');
     const store = new SqliteRunStore({ path });

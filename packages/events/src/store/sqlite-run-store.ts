@@ -67,6 +67,12 @@ const WRITE_BUSY_TIMEOUT_MS = 50;
  */
 export const MAX_BATCH_WRITES = 128;
 
+/**
+ * How many tasks' last saved ids {@link SqliteRunStore} remembers: more than run at once, so the
+ * final snapshot of a running task still finds the ids its first one was saved with.
+ */
+const SAVED_IDS_KEPT = 4096;
+
 /** What queued writes are said to touch, so that a read flushes them only when it could see them. */
 const ANY_TASK = 'tasks';
 const ANY_REPORT = 'reports';
@@ -294,6 +300,8 @@ export class SqliteRunStore implements RunStore {
   readonly #checkpointer: WalCheckpointer | undefined;
   /** Statements built from a query's filters, prepared once per distinct SQL text. */
   readonly #statements = new Map<string, BetterSqlite3.Statement>();
+  /** The ids the tasks saved last were saved with, by task key: a hint for {@link #saveTask}. */
+  readonly #savedIds = new Map<string, string>();
   #closed = false;
 
   /**
@@ -487,9 +495,22 @@ export class SqliteRunStore implements RunStore {
    * of every index whose column is SET, changed or not, and a run's ids are random keys (a page of
    * the file each): the first statement inserts a new task, or updates those three columns of one
    * whose ids are unchanged; only a task whose ids changed takes the second, full upsert.
+   *
+   * A run's first snapshot is most often saved before its run context exists, so its final one
+   * changes the ids: when this store saved the task last with other ids, the first statement
+   * would only find that out (~4 µs), and the full upsert goes first. The hint is only ever a
+   * choice between two correct paths: the full upsert is right whatever the row holds, and the
+   * first statement still checks the ids itself (another process may have saved the task since).
    */
   #saveTask(params: TaskRow): void {
-    if (this.#saveTaskIfSameIds.run(params).changes === 0) this.#upsertTask.run(params);
+    const key = taskKey(params, params.task_id);
+    const ids = `${params.run_id}\u0000${params.session_id}\u0000${params.trace_id}\u0000${params.agent_name}\u0000${params.created_at}`;
+    const saved = this.#savedIds.get(key);
+    if (saved !== undefined && saved !== ids) this.#upsertTask.run(params);
+    else if (this.#saveTaskIfSameIds.run(params).changes === 0) this.#upsertTask.run(params);
+    this.#savedIds.delete(key);
+    this.#savedIds.set(key, ids);
+    if (this.#savedIds.size > SAVED_IDS_KEPT) this.#savedIds.delete(this.#savedIds.keys().next().value!);
   }
 
   /**
