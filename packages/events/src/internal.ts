@@ -20,6 +20,7 @@ export {
   reportTextRowOf,
   retentionOf,
   taskQueryOf,
+  taskNotFound,
   taskRowOf,
   taskWriteRowsOf,
   type NormalizedEventQuery,

@@ -2,13 +2,7 @@
  * A RunStore in process memory: for tests, demos and single-process servers that need no history
  * across restarts. Bounded: finished tasks are evicted by count, size and age.
  */
-import {
-  ResourceExhaustedError,
-  TaskNotFoundError,
-  UnavailableError,
-  type Task,
-  type TaskEvent,
-} from '@agent/core';
+import { ResourceExhaustedError, UnavailableError, type Task, type TaskEvent } from '@agent/core';
 import { checkOptionNames, numberOption, optionNames, ownerKey } from '@agent/core/internal';
 import { RedactionPolicy } from '../redaction.js';
 import type { RunReport } from '../run-report.js';
@@ -29,6 +23,7 @@ import {
   recordOf,
   reportTextRowOf,
   retentionOf,
+  taskNotFound,
   taskQueryOf,
   taskRowOf,
   type PageCursor,
@@ -413,7 +408,7 @@ export class InMemoryRunStore implements RunStore {
     const key = ownerKey(who, checkId(taskId, 'taskId'));
     const texts = eventTextsOf(taskId, events, this.#policy);
     const entry = this.#tasks.get(key);
-    if (!entry) throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
+    if (!entry) throw taskNotFound(taskId);
     const added = entry.events.measure(texts);
     if (this.#bytes + added > this.#maxBytes) {
       this.#evict(added);

@@ -2,7 +2,14 @@
  * Turning tasks and reports into store rows, and checking store arguments: one implementation
  * that every RunStore uses, so the backends cannot drift apart.
  */
-import { parseIsoTimestamp, TERMINAL_TASK_STATES, ValueError, type JsonObject, type Task } from '@agent/core';
+import {
+  parseIsoTimestamp,
+  TaskNotFoundError,
+  TERMINAL_TASK_STATES,
+  ValueError,
+  type JsonObject,
+  type Task,
+} from '@agent/core';
 import { checkOptionNames, copyWith, isRecord, numberOption, optionNames } from '@agent/core/internal';
 import type { RedactionPolicy } from '../redaction.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask } from '../run-context.js';
@@ -236,6 +243,11 @@ export function jsonCopy(value: unknown, what: string): JsonObject {
   } catch (error) {
     throw new ValueError(`${what} is not JSON-serializable: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/** What an append to a task the owner has no (live) record of gets, from every backend. */
+export function taskNotFound(taskId: string): TaskNotFoundError {
+  return new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
 }
 
 export function checkId(value: unknown, name: string): string {

@@ -4,14 +4,7 @@
  * committed (see sqlite-group-commit.ts): a write resolves once the batch it went in has committed.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import {
-  AgentError,
-  TaskNotFoundError,
-  UnavailableError,
-  ValueError,
-  type Task,
-  type TaskEvent,
-} from '@agent/core';
+import { AgentError, UnavailableError, ValueError, type Task, type TaskEvent } from '@agent/core';
 import { failedEnding, optionNames } from '@agent/core/internal';
 import { RedactionPolicy } from '../redaction.js';
 import type { RunReport } from '../run-report.js';
@@ -30,6 +23,7 @@ import {
   reportTextRowOf,
   retentionOf,
   taskQueryOf,
+  taskNotFound,
   taskRowOf,
   taskWriteRowsOf,
   TERMINAL_STATES,
@@ -626,12 +620,7 @@ export class SqliteRunStore implements RunStore {
       const texts = eventTextsOf(taskId, events, this.#policy);
       return {
         keys: [taskKey(who, taskId)],
-        work: () => {
-          const row = this.#byTask(this.#taskRowId, who, taskId) as number | undefined;
-          if (row === undefined)
-            throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
-          return this.#insertEvents(row, texts);
-        },
+        work: () => this.#insertEvents(this.#taskRowOf(who, taskId), texts),
       };
     });
   }
@@ -657,14 +646,19 @@ export class SqliteRunStore implements RunStore {
               this.#saveTask({ ...write.row.columns, task: write.row.task });
               continue;
             }
-            taskRow ??= this.#byTask(this.#taskRowId, who, taskId) as number | undefined;
-            if (taskRow === undefined)
-              throw new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
+            taskRow ??= this.#taskRowOf(who, taskId);
             this.#insertEvents(taskRow, write.texts);
           }
         },
       };
     });
+  }
+
+  /** The row id of the owner's (live) record of the task, the key of its events. @throws TaskNotFoundError */
+  #taskRowOf(owner: TaskOwner, taskId: string): number {
+    const row = this.#byTask(this.#taskRowId, owner, taskId) as number | undefined;
+    if (row === undefined) throw taskNotFound(taskId);
+    return row;
   }
 
   /**

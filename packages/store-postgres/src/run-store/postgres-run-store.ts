@@ -44,14 +44,7 @@ import {
 } from '@agent/events/internal';
 import { CONNECTION_OPTION_NAMES, databaseOf, type PostgresConnectionOptions } from '../store-database.js';
 import { SqlFilter } from '../sql-filter.js';
-import {
-  appendEventsIn,
-  lockTask,
-  saveSnapshotIn,
-  sweepExpired,
-  taskNotFound,
-  TERMINAL_SQL,
-} from './task-writes.js';
+import { appendToTaskIn, saveSnapshotIn, sweepExpired, TERMINAL_SQL } from './task-writes.js';
 
 export interface PostgresRunStoreOptions extends RunStoreOptions, PostgresConnectionOptions {
   /**
@@ -251,9 +244,7 @@ export class PostgresRunStore implements RunStore {
       const cutoff = this.#cutoff();
       return await this.database.transaction(async (client) => {
         await sweepExpired(client, cutoff);
-        const locked = await lockTask(client, who, taskId, cutoff);
-        if (!locked) throw taskNotFound(taskId);
-        return appendEventsIn(client, who, taskId, locked, texts);
+        return appendToTaskIn(client, who, taskId, cutoff, texts);
       });
     } catch (error) {
       throw this.#error(error, 'appendTaskEvents');
@@ -278,9 +269,7 @@ export class PostgresRunStore implements RunStore {
             await saveSnapshotIn(client, write.row, cutoff);
             continue;
           }
-          const locked = await lockTask(client, who, taskId, cutoff);
-          if (!locked) throw taskNotFound(taskId);
-          await appendEventsIn(client, who, taskId, locked, write.texts);
+          await appendToTaskIn(client, who, taskId, cutoff, write.texts);
         }
       });
     } catch (error) {

@@ -3,10 +3,10 @@
  * run store and the ending of a lost task (by another replica) go through these same functions, so
  * the text stored and the notifications sent are the same whoever writes.
  */
-import { TaskNotCancelableError, TaskNotFoundError, TERMINAL_TASK_STATES } from '@agent/core';
+import { TaskNotCancelableError, TERMINAL_TASK_STATES } from '@agent/core';
 import type { TaskOwner } from '@agent/events';
 import type { PoolClient } from 'pg';
-import { isTerminal, type TaskRow } from '@agent/events/internal';
+import { isTerminal, taskNotFound, type TaskRow } from '@agent/events/internal';
 
 /** The channel a task's writers notify at commit: `{"tenant","principal_id","task_id","sequence"}`. */
 export const TASK_EVENTS_CHANNEL = 'agent_task_events';
@@ -165,7 +165,19 @@ export async function appendEventsIn(
   return texts.map((_, index) => first + index);
 }
 
-/** The error an append to a task the owner has no (live) record of gets. */
-export function taskNotFound(taskId: string): TaskNotFoundError {
-  return new TaskNotFoundError(`No task ${taskId}`, { data: { task_id: taskId } });
+/**
+ * Appends event texts to the log of the owner's task, locking its record first.
+ * @throws TaskNotFoundError when the owner has no (live) record of the task.
+ * @throws TaskNotCancelableError as {@link appendEventsIn}.
+ */
+export async function appendToTaskIn(
+  client: PoolClient,
+  owner: TaskOwner,
+  taskId: string,
+  cutoff: string | null,
+  texts: readonly string[],
+): Promise<number[]> {
+  const locked = await lockTask(client, owner, taskId, cutoff);
+  if (!locked) throw taskNotFound(taskId);
+  return appendEventsIn(client, owner, taskId, locked, texts);
 }
