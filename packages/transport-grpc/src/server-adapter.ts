@@ -11,7 +11,7 @@ import {
   type AgentError,
   type TlsOptions,
 } from '@agent/core';
-import { raceAbort, ReleasingMap, type TransportAddress } from '@agent/core/internal';
+import { ReleasingMap, type TransportAddress } from '@agent/core/internal';
 import {
   formatHostPort,
   settlesWithin,
@@ -20,6 +20,7 @@ import {
   type ServerCall,
   type ServerPipeline,
 } from '@agent/server';
+import { ABORTED, AbortWatch, RequestScope } from '@agent/server/node';
 import {
   Server,
   type sendUnaryData,
@@ -85,8 +86,9 @@ const AGENT_SERVICE_RAW_REQUESTS = {
 let scopeSerial = 0;
 
 /**
- * One RPC in flight. Its signal aborts when the client goes away (deadline, cancel) or when a stop
- * gives up on it; neither is a task cancel.
+ * One RPC in flight. It is aborted when the client goes away (deadline, cancel) or when a stop
+ * gives up on it; neither is a task cancel. The adapter hears of that through the scope's own
+ * listener; an AbortSignal is made only for whoever reads `request.signal` (a handler).
  */
 class RpcScope {
   /** The answer went to grpc-js; a later `cancelled` event is just the call ending. */
@@ -99,27 +101,46 @@ class RpcScope {
   /** Its key among the open streams. */
   readonly serial = ++scopeSerial;
   readonly request: RequestInfo;
-  private readonly controller = new AbortController();
+  readonly aborts = new RequestScope();
+  private watch: AbortWatch | undefined;
 
   constructor(call: InvokeCall | StreamCall) {
     // grpc-js emits 'cancelled' at the end of every call, finished ones included.
     call.on('cancelled', () => {
-      if (!this.answered) this.abort(new UnavailableError('The client cancelled the call'));
+      if (!this.answered) this.aborts.abort(new UnavailableError('The client cancelled the call'));
     });
-    this.request = {
-      headers: metadataToHeaders(call.metadata),
-      signal: this.controller.signal,
-      remoteAddress: peerAddress(call.getPeer()),
-      abort: (reason) => this.abort(reason),
-    };
+    this.request = new RpcRequest(metadataToHeaders(call.metadata), peerAddress(call.getPeer()), this.aborts);
   }
+
+  /**
+   * `work`, or a rejection with the abort's reason (a wire-safe AgentError) if the call is aborted
+   * first. One listener serves all of a call's steps, which come one after another.
+   */
+  async race<T>(work: Promise<T>): Promise<T> {
+    const step = await (this.watch ??= new AbortWatch(this.aborts)).race(work);
+    if (step === ABORTED) throw this.aborts.reason;
+    return step;
+  }
+
+  dispose(): void {
+    this.watch?.dispose();
+  }
+}
+
+/** What the pipeline sees of an RPC: a class, so the signal getter is the prototype's, not a closure per call. */
+class RpcRequest implements RequestInfo {
+  constructor(
+    readonly headers: RequestInfo['headers'],
+    readonly remoteAddress: string,
+    private readonly scope: RequestScope,
+  ) {}
 
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.scope.signal;
   }
 
-  private abort(reason: unknown): void {
-    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  abort(reason: unknown): void {
+    this.scope.abort(reason);
   }
 }
 
@@ -234,13 +255,15 @@ export class GrpcServerAdapter {
 
   private invoke(call: InvokeCall, callback: sendUnaryData<pb.InvokeResponse>): void {
     const scope = new RpcScope(call);
-    void raceAbort(this.answerInvoke(call, scope), scope.signal).then(
+    void scope.race(this.answerInvoke(call, scope)).then(
       (response) => {
         scope.answered = true;
+        scope.dispose();
         callback(null, response);
       },
       (error: AgentError) => {
         scope.answered = true;
+        scope.dispose();
         callback(toStatusObject(error));
       },
     );
@@ -321,9 +344,9 @@ export class GrpcServerAdapter {
     }
     try {
       for (;;) {
-        const next = await raceAbort(events.next(), scope.signal);
+        const next = await scope.race(events.next());
         if (next.done) return;
-        await this.write(call, encodeTaskEvent(next.value), scope.signal);
+        await this.write(call, encodeTaskEvent(next.value), scope.aborts);
         scope.finalWritten = isFinalEvent(next.value);
       }
     } catch (error) {
@@ -331,6 +354,7 @@ export class GrpcServerAdapter {
       if (scope.finalWritten) return;
       throw this.pipeline.wireError(error, operation, opened);
     } finally {
+      scope.dispose();
       // Ended early (client gone, stop, encoding failure): this caller detaches, the task goes on.
       void events.return();
     }
@@ -344,17 +368,17 @@ export class GrpcServerAdapter {
     }
   }
 
-  private async write(call: StreamCall, event: pb.TaskEvent, signal: AbortSignal): Promise<void> {
-    if (call.write(event) || signal.aborted) return;
+  private async write(call: StreamCall, event: pb.TaskEvent, aborts: RequestScope): Promise<void> {
+    if (call.write(event) || aborts.isAborted) return;
     // Back-pressure: a slow reader holds the producer here instead of growing the buffer.
     await new Promise<void>((resolve) => {
       const done = (): void => {
         call.off('drain', done);
-        signal.removeEventListener('abort', done);
+        aborts.offAbort(done);
         resolve();
       };
       call.on('drain', done);
-      signal.addEventListener('abort', done, { once: true });
+      aborts.onAbort(done);
     });
   }
 }

@@ -7,7 +7,14 @@
 import type { ServerResponse } from 'node:http';
 import { CLIENT_OPERATIONS, type AgentCard, type Task, type TaskEvent, type TaskList } from '@agent/core';
 import type { EventFeed, ServerCall, ServerPipeline } from '@agent/server';
-import { drained, StreamPacer, writeError, writeFrame, writeJson } from '@agent/server/node';
+import {
+  drained,
+  StreamPacer,
+  writeError,
+  writeFrame,
+  writeJson,
+  type RequestScope,
+} from '@agent/server/node';
 import type { HttpEndpoint } from './backend.js';
 import { EVENT_STREAM_HEADERS, encodeEvent } from './codec.js';
 import { ExchangeRoute, type Exchange } from './exchange.js';
@@ -131,7 +138,7 @@ class TaskRoute extends ExchangeRoute {
     const payload = this.readsBody ? body : line;
     const res = exchange.res;
     if (task.kind === 'stream') {
-      answerStream(res, task.open(pipeline, call, payload), exchange.signal);
+      answerStream(res, task.open(pipeline, call, payload), exchange.scope);
       return;
     }
     task.run(pipeline, call, payload).then(
@@ -145,17 +152,18 @@ class TaskRoute extends ExchangeRoute {
  * A stream is promised only once its first event exists: a failure before it (validation, a
  * handler that throws at once) is answered as a plain JSON error with its HTTP status. A client
  * that goes away ends the iteration, at any point; that is not a cancel. When the server gives up
- * on the request (`signal`: a caller that stopped reading, a stop past its grace) the connection is
+ * on the request (`scope`: a caller that stopped reading, a stop past its grace) the connection is
  * closed: a stream already under way has no way left to say why.
  */
-function answerStream(res: ServerResponse, stream: EventFeed, signal: AbortSignal): void {
+function answerStream(res: ServerResponse, stream: EventFeed, scope: RequestScope): void {
   const gone = (): void => void stream.return();
   const giveUp = (): void => void res.destroy();
   res.once('close', gone);
-  signal.addEventListener('abort', giveUp, { once: true });
+  if (scope.isAborted) giveUp();
+  else scope.onAbort(giveUp);
   const settled = (): void => {
     res.off('close', gone);
-    signal.removeEventListener('abort', giveUp);
+    scope.offAbort(giveUp);
   };
   stream.next().then(
     (first) => void writeEvents(res, stream, first).finally(settled),

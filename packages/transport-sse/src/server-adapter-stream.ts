@@ -11,6 +11,8 @@ import { isFinalEvent, MethodNotFoundError, type AgentError, type TaskEvent } fr
 import { isRecord } from '@agent/core/internal';
 import type { EventFeed, RequestInfo, ServerCall, ServerPipeline } from '@agent/server';
 import {
+  ABORTED,
+  AbortWatch,
   CLIENT_GONE,
   corkForTurn,
   StreamPacer,
@@ -49,38 +51,6 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-export const ABORTED = Symbol('aborted');
-
-/**
- * Races each `next()` against the request's signal with one abort listener for the whole stream
- * (a listener per event costs throughput). A `next()` left pending settles on its own.
- */
-export class AbortWatch {
-  private wake: ((value: typeof ABORTED) => void) | undefined;
-  private readonly onAbort = (): void => this.wake?.(ABORTED);
-
-  constructor(private readonly signal: AbortSignal) {
-    signal.addEventListener('abort', this.onAbort, { once: true });
-  }
-
-  race<T>(promise: Promise<T>): Promise<T | typeof ABORTED> {
-    if (this.signal.aborted) {
-      // Nobody waits for it any more; its failure (the reason the server gave up) must not go unhandled.
-      promise.catch(() => undefined);
-      return Promise.resolve(ABORTED);
-    }
-    return new Promise((resolve, reject) => {
-      this.wake = resolve;
-      promise.then(resolve, reject);
-    });
-  }
-
-  dispose(): void {
-    this.wake = undefined;
-    this.signal.removeEventListener('abort', this.onAbort);
-  }
-}
-
 /** Writes the frames of one stream: headers on first use, frames by sequence, heartbeats, back-pressure. */
 class EventStreamWriter {
   private lastSequence = 0;
@@ -99,11 +69,11 @@ class EventStreamWriter {
   }
 
   /** Writes one event; resolves once the socket can take more, so a slow client holds back the handler. */
-  event(event: TaskEvent, signal: AbortSignal): Promise<void> {
+  event(event: TaskEvent, scope: RequestScope): Promise<void> {
     this.open();
     this.heartbeat?.refresh();
     this.lastSequence = event.sequence ?? this.lastSequence;
-    return writeText(this.res, encodeEventFrame(this.requestId, event), signal);
+    return writeText(this.res, encodeEventFrame(this.requestId, event), scope);
   }
 
   /** Before the stream opened: a plain HTTP error. After: one `event: error` frame. */
@@ -142,19 +112,19 @@ class EventStreamWriter {
 }
 
 /** Writes and, when the socket buffer is full, waits for it to drain (or the request to abort). */
-function writeText(res: ServerResponse, text: string, signal: AbortSignal): Promise<void> {
+function writeText(res: ServerResponse, text: string, scope: RequestScope): Promise<void> {
   if (res.destroyed || res.writableEnded) return Promise.resolve();
-  if (writeFrame(res, text)) return Promise.resolve();
+  if (writeFrame(res, text) || scope.isAborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = (): void => {
       res.off('drain', done);
       res.off('close', done);
-      signal.removeEventListener('abort', done);
+      scope.offAbort(done);
       resolve();
     };
     res.on('drain', done);
     res.on('close', done);
-    signal.addEventListener('abort', done, { once: true });
+    scope.onAbort(done);
   });
 }
 
@@ -192,8 +162,7 @@ export async function serveStream(
       ? pipeline.stream(call, params)
       : pipeline.subscribe(call, withLastEventId(params, lastEventId));
   const out = new EventStreamWriter(res, requestId, settings.heartbeatMs);
-  const signal = scope.signal;
-  const watch = new AbortWatch(signal);
+  const watch = new AbortWatch(scope);
   // A stream with a backlog writes it in bursts, so a cancel or a probe never waits behind it.
   const pacer = new StreamPacer();
   let sawFinal = false;
@@ -207,7 +176,7 @@ export async function serveStream(
       }
       if (step.done) break;
       sawFinal = isFinalEvent(step.value);
-      await out.event(step.value, signal);
+      await out.event(step.value, scope);
       const turn = pacer.pause();
       if (turn) await turn;
     }
@@ -221,9 +190,9 @@ export async function serveStream(
   }
 
   if (aborted && !sawFinal) {
-    if (signal.reason !== CLIENT_GONE) {
+    if (scope.reason !== CLIENT_GONE) {
       // The server gave up on the stream (a stop past its grace): say why it ends without a final status.
-      out.fail(pipeline.wireError(signal.reason, operation, call));
+      out.fail(pipeline.wireError(scope.reason, operation, call));
     } else if (settings.cancelOnDisconnect && method === STREAM_METHOD) {
       // A subscriber only watches a task; the caller that streamed it is the one whose leaving cancels.
       await cancelForDisconnect(pipeline, call);
@@ -232,7 +201,7 @@ export async function serveStream(
   out.end();
   // Given up on by the server with the socket still full (a caller that stopped reading): the error
   // frame would wait behind what it never read, holding the connection. Close it instead.
-  if (aborted && signal.reason !== CLIENT_GONE && res.writableNeedDrain) res.destroy();
+  if (aborted && scope.reason !== CLIENT_GONE && res.writableNeedDrain) res.destroy();
 }
 
 /**

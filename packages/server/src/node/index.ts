@@ -8,7 +8,7 @@ export {
   type RequestListener,
   type UpgradeListener,
 } from './node-host.js';
-export { RequestScope } from '../request-scope.js';
+export { RequestScope, AbortWatch, ABORTED, type AbortListener } from '../request-scope.js';
 export { NodeRequest } from './node-request.js';
 export {
   readJsonBody,

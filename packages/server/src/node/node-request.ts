@@ -11,7 +11,8 @@ import type { RequestScope } from '../request-scope.js';
 export class NodeRequest implements RequestInfo {
   constructor(
     readonly req: IncomingMessage,
-    private readonly scope: RequestScope,
+    /** The request's abort side: a wire adapter that only needs to hear of an abort listens here. */
+    readonly scope: RequestScope,
   ) {}
 
   get headers(): HeaderBag {
