@@ -1,5 +1,11 @@
 import { ValueError } from '@agent/core';
-import { normalizeKey, REDACTED, RedactionPolicy } from './redaction.js';
+import {
+  normalizeKey,
+  plainRedactedJson,
+  REDACTED,
+  RedactionPolicy,
+  redactedJsonSharing,
+} from './redaction.js';
 import { JWT } from './test-support/fixtures.js';
 
 describe('RedactionPolicy.default()', () => {
@@ -787,3 +793,34 @@ function generate(random: () => number, depth: number): unknown {
   ]);
   return withOwn(target, entries);
 }
+
+describe('text shared between the values of one write', () => {
+  const policy = RedactionPolicy.default();
+  const part = { id: 't1', metadata: { password: 'hunter2', note: 'Bearer abcdefgh12345' }, parts: [1, 'x'] };
+
+  it('writes the part as its own text where the value holds it, and the whole as redactedJson does', () => {
+    const whole = { type: 'task.status', task: part, also: [part] };
+    const { text, plain } = plainRedactedJson(policy, part);
+    expect(plain).toBe(true);
+    expect(text).toBe(policy.redactedJson(part));
+    expect(redactedJsonSharing(policy, whole, part, text)).toBe(policy.redactedJson(whole));
+  });
+
+  it('stands the text in for that very object only, and only during the call', () => {
+    const marker = '{"shared":true}';
+    const twin = JSON.parse(JSON.stringify(part)) as typeof part;
+    expect(redactedJsonSharing(policy, { a: part, b: twin }, part, marker)).toBe(
+      `{"a":${marker},"b":${policy.redactedJson(twin)}}`,
+    );
+    // Over once the call returns.
+    expect(policy.redactedJson({ a: part })).toBe(`{"a":${policy.redactedJson(part)}}`);
+  });
+
+  it('says when the copying path wrote a value (a Date inside): such a text is not to be shared', () => {
+    const dated = { at: new Date('2026-03-01T00:00:00.000Z'), token: 'sk-1' };
+    const { text, plain } = plainRedactedJson(policy, dated);
+    expect(plain).toBe(false);
+    expect(text).toBe(policy.redactedJson(dated));
+    expect(JSON.parse(text)).toEqual({ at: '2026-03-01T00:00:00.000Z', token: REDACTED });
+  });
+});

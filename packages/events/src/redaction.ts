@@ -74,6 +74,10 @@ function globalPattern(pattern: RegExp): RegExp {
     : new RegExp(pattern.source, `${pattern.flags}g`);
 }
 
+/** The one-pass writer of a policy (its private method, reached from the class's static block). */
+// Assigned by the class's static block, before anything can call it.
+let plainJsonOf: (policy: RedactionPolicy, value: unknown) => string | null;
+
 /**
  * Masks secrets in a deep copy of any JSON-like value; the input is never mutated. Keys are kept
  * and their values replaced, so the shape of a report or header map stays readable.
@@ -89,6 +93,10 @@ export class RedactionPolicy {
   readonly #maskJson: string;
   /** No custom patterns: a string without PLAIN_STRING_HINT's shapes is written as it is. */
   readonly #plainStrings: boolean;
+
+  static {
+    plainJsonOf = (policy, value) => policy.#plainJson(value);
+  }
 
   constructor(options: RedactionPolicyOptions = {}) {
     checkOptionNames('RedactionPolicy', options, OPTION_NAMES);
@@ -240,6 +248,10 @@ export class RedactionPolicy {
 
   /** An array of Array's prototype or an object of Object's or a null prototype, without `toJSON`. */
   #container(value: object, depth: number, out: JsonText): void {
+    if (value === sharing.value && this === sharing.policy) {
+      out.push(sharing.text);
+      return;
+    }
     // `in` looks the name up without calling a getter; past MAX_PLAIN_DEPTH is deep or a cycle.
     if (depth > MAX_PLAIN_DEPTH || 'toJSON' in value) throw NOT_PLAIN;
     const next = depth + 1;
@@ -401,6 +413,49 @@ export class RedactionPolicy {
       if (result !== undefined || item === undefined) setOwn(out, key, result);
     }
     return out;
+  }
+}
+
+/** A value written already in the current call, and its text: see {@link redactedJsonSharing}. */
+const sharing: { policy: RedactionPolicy | null; value: object | null; text: string } = {
+  policy: null,
+  value: null,
+  text: '',
+};
+
+/**
+ * The text of `value` as {@link RedactionPolicy.redactedJson} writes it, and whether the one-pass
+ * writer wrote it: only such a text may stand for the value inside another (the copying path may
+ * read a value's getters differently).
+ */
+export function plainRedactedJson(policy: RedactionPolicy, value: unknown): { text: string; plain: boolean } {
+  const text = plainJsonOf(policy, value);
+  return text === null ? { text: policy.redactedJson(value), plain: false } : { text, plain: true };
+}
+
+/**
+ * `policy.redactedJson(value)`, where `part`, met anywhere inside `value`, is written as `partText`
+ * instead of being written again: a store's task snapshot and the final status event that carries
+ * the same task, in one write. `partText` must be what the one-pass writer of this policy wrote of
+ * `part` ({@link plainRedactedJson}) in the same synchronous call, so that nothing can have changed
+ * `part` since.
+ */
+export function redactedJsonSharing(
+  policy: RedactionPolicy,
+  value: unknown,
+  part: object,
+  partText: string,
+): string {
+  const outer = { ...sharing };
+  sharing.policy = policy;
+  sharing.value = part;
+  sharing.text = partText;
+  try {
+    return policy.redactedJson(value);
+  } finally {
+    sharing.policy = outer.policy;
+    sharing.value = outer.value;
+    sharing.text = outer.text;
   }
 }
 

@@ -7,7 +7,12 @@ import {
   type Task,
   type TaskEvent,
 } from '@agent/core';
-import { InMemoryRunStore, type SaveTaskSnapshotOptions } from '@agent/events';
+import {
+  InMemoryRunStore,
+  type SaveTaskSnapshotOptions,
+  type TaskOwner,
+  type TaskWrite,
+} from '@agent/events';
 import { ServerPipeline } from './pipeline.js';
 import type { RequestInfo } from './request.js';
 import { ContractHandler } from './testing/contract-handler.js';
@@ -28,11 +33,21 @@ class RefusingStore extends InMemoryRunStore {
   }
 
   override async saveTaskSnapshot(task: Task, options?: SaveTaskSnapshotOptions): Promise<void> {
-    if (task.state === 'completed' && this.failures > 0) {
+    this.refuseEnding([task]);
+    return super.saveTaskSnapshot(task, options);
+  }
+
+  // The ledger hands this store a task's waiting writes in one call: the ending goes with its final status.
+  override async writeTask(owner: TaskOwner, taskId: string, writes: readonly TaskWrite[]): Promise<void> {
+    this.refuseEnding(writes.flatMap((write) => ('snapshot' in write ? [write.snapshot] : [])));
+    return super.writeTask(owner, taskId, writes);
+  }
+
+  private refuseEnding(snapshots: Task[]): void {
+    if (snapshots.some((task) => task.state === 'completed') && this.failures > 0) {
       this.failures--;
       throw this.error();
     }
-    return super.saveTaskSnapshot(task, options);
   }
 }
 
@@ -70,6 +85,12 @@ describe('durable acknowledgement', () => {
       override saveTaskSnapshot(task: Task, options?: SaveTaskSnapshotOptions): Promise<void> {
         if (task.state === 'completed' && this.failures-- > 0) throw new ValueError('disk full');
         return super.saveTaskSnapshot(task, options);
+      }
+
+      override writeTask(owner: TaskOwner, taskId: string, writes: readonly TaskWrite[]): Promise<void> {
+        const ending = writes.some((write) => 'snapshot' in write && write.snapshot.state === 'completed');
+        if (ending && this.failures-- > 0) throw new ValueError('disk full');
+        return super.writeTask(owner, taskId, writes);
       }
     }
     const pipeline = pipelineOn(new ThrowingStore());

@@ -215,6 +215,13 @@ describe('a streamed run and the caller that started it', () => {
         if (++appends > 3) throw new ResourceExhaustedError('The task store is full');
         return super.appendTaskEvents(...args);
       }
+
+      // Writes that waited together come in one call: its appends count the same.
+      override async writeTask(...args: Parameters<InMemoryRunStore['writeTask']>) {
+        if (args[2].some((write) => 'events' in write) && ++appends > 3)
+          throw new ResourceExhaustedError('The task store is full');
+        return super.writeTask(...args);
+      }
     })();
     const pipeline = new ServerPipeline({ transport: 'http', handler, store, logger: silentLogger });
     const t = task();

@@ -10,12 +10,20 @@ import { TaskLedger } from './task-ledger.js';
 
 const OWNER: TaskOwner = { tenant: '', principal_id: 'anonymous' };
 
-/** A store whose first write waits for a gate, recording the order writes reach it. */
+/**
+ * A store whose first write waits for a gate, recording the order writes reach it. It has no
+ * `writeTask`: the ledger's one-write-at-a-time path, the one a store without it gets.
+ */
 class GatedStore extends InMemoryRunStore {
   readonly order: string[] = [];
   private open!: () => void;
   private readonly gate = new Promise<void>((resolve) => (this.open = resolve));
   private first = true;
+
+  constructor() {
+    super();
+    (this as { writeTask?: unknown }).writeTask = undefined;
+  }
 
   release(): void {
     this.open();
@@ -77,7 +85,7 @@ class GroupingStore extends InMemoryRunStore {
     super();
   }
 
-  async writeTask(owner: TaskOwner, taskId: string, writes: readonly TaskWrite[]): Promise<void> {
+  override async writeTask(owner: TaskOwner, taskId: string, writes: readonly TaskWrite[]): Promise<void> {
     this.groups.push(writes.map(describeWrite));
     if (this.refusals > 0) {
       this.refusals--;

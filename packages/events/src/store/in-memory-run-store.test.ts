@@ -2,13 +2,14 @@ import { createTask, ResourceExhaustedError, ValueError, type TaskEvent } from '
 import { RedactionPolicy } from '../redaction.js';
 import { RunRecorder } from '../run-recorder.js';
 import { completedRun, runContext } from '../test-support/fixtures.js';
-import { describeRunStore } from '../testing/run-store-suite.js';
+import { describeRunStore, describeTaskWrites } from '../testing/run-store-suite.js';
 import { InMemoryRunStore } from './in-memory-run-store.js';
 import { reportTextRowOf } from './records.js';
 import { DEFAULT_OWNER } from './run-store.js';
 import { reportOfStoredText } from './stored-report.js';
 
 describeRunStore('InMemoryRunStore', { open: (options) => new InMemoryRunStore(options) });
+describeTaskWrites('InMemoryRunStore', { open: (options) => new InMemoryRunStore(options) });
 
 describe('InMemoryRunStore options', () => {
   it('stores raw data with redactionPolicy null', async () => {
@@ -79,6 +80,48 @@ describe('InMemoryRunStore bounds', () => {
     await store.saveTaskSnapshot({ ...finished('next', 'go'), state: 'working' });
     await store.appendTaskEvents(DEFAULT_OWNER, 'next', [{ ...event(0), task_id: 'next' }]);
     expect(await store.getTaskRecord('running')).toBeNull();
+  });
+
+  it('refuses a writeTask whose appends do not fit whole, leaving the task as it was', async () => {
+    const maxBytes = 64 * 1024;
+    const store = new InMemoryRunStore({ maxBytes });
+    await store.saveTaskSnapshot(finished('old', 'x'.repeat(8 * 1024)));
+    await store.saveTaskSnapshot({ ...finished('running', 'go'), state: 'working' });
+    const event = (i: number) => ({
+      type: 'task.progress' as const,
+      task_id: 'running',
+      timestamp: '2026-01-01T00:00:00Z',
+      summary: `${i} ${'z'.repeat(1000)}`,
+    });
+    // Fills the store with the running task's log, a group at a time, until a group is refused.
+    let groups = 0;
+    let refusal: unknown;
+    while (refusal === undefined && groups < 100) {
+      const working = { ...finished('running', `step ${groups}`), state: 'working' as const };
+      try {
+        await store.writeTask(DEFAULT_OWNER, 'running', [
+          { snapshot: working },
+          { events: [event(groups * 2)] },
+          { events: [event(groups * 2 + 1)] },
+        ]);
+        groups++;
+      } catch (error) {
+        refusal = error;
+      }
+      expect(store.usage.bytes).toBeLessThanOrEqual(maxBytes);
+    }
+    expect(refusal).toBeInstanceOf(ResourceExhaustedError);
+    expect(refusal).toMatchObject({ data: { task_id: 'running', limit: 'maxBytes', max_bytes: maxBytes } });
+    expect(groups).toBeGreaterThan(20);
+    // The finished task went to make room; the refused group left neither its snapshot nor an event.
+    expect(await store.getTaskRecord('old')).toBeNull();
+    const record = await store.getTaskRecord('running');
+    expect(record!.task.messages[0]!.parts[0]).toMatchObject({ content: `step ${groups - 1}` });
+    const kept = await store.listTaskEvents(DEFAULT_OWNER, 'running');
+    expect(kept.map((e) => e.sequence)).toEqual(Array.from({ length: groups * 2 }, (_, i) => i + 1));
+    // A snapshot alone is never refused: the bound then forgets finished tasks, as for saveTaskSnapshot.
+    await store.writeTask(DEFAULT_OWNER, 'running', [{ snapshot: finished('running', 'done') }]);
+    expect((await store.getTaskRecord('running'))!.state).toBe('completed');
   });
 
   it('honours maxBytes with large tasks, counting events too', async () => {

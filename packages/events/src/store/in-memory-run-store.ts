@@ -26,13 +26,15 @@ import {
   taskNotFound,
   taskQueryOf,
   taskRowOf,
+  taskWriteRowsOf,
   type PageCursor,
   type ReportTextRow,
   type TaskColumns,
+  type TaskRow,
 } from './records.js';
 import { InsertionQueue } from './insertion-queue.js';
 import { compressText, decompressText, PackQueue, type HeldText, type PackedText } from './packed-text.js';
-import { TaskEventLog } from './task-event-log.js';
+import { logBytesOf, TaskEventLog } from './task-event-log.js';
 import type {
   RunReportQuery,
   RunStore,
@@ -44,6 +46,7 @@ import type {
   TaskPageQuery,
   TaskRecord,
   TaskRecordQuery,
+  TaskWrite,
 } from './run-store.js';
 
 /** The options every RunStore backend shares. */
@@ -280,7 +283,10 @@ export class InMemoryRunStore implements RunStore {
 
   async saveTaskSnapshot(task: Task, options: SaveTaskSnapshotOptions = {}): Promise<void> {
     this.#open();
-    const row = taskRowOf(task, options, this.#policy, this.#now);
+    this.#saveRow(taskRowOf(task, options, this.#policy, this.#now));
+  }
+
+  #saveRow(row: TaskRow): void {
     const record = row.columns;
     const key = ownerKey(record, record.task_id);
     const events = this.#tasks.get(key)?.events ?? new TaskEventLog();
@@ -410,15 +416,25 @@ export class InMemoryRunStore implements RunStore {
     const entry = this.#tasks.get(key);
     if (!entry) throw taskNotFound(taskId);
     const added = entry.events.measure(texts);
-    if (this.#bytes + added > this.#maxBytes) {
-      this.#evict(added);
-      // Only running tasks left to forget, and a running task's log is never cut short: refused,
-      // so that the store stays within its bound instead of growing with whatever runs.
-      if (this.#bytes + added > this.#maxBytes || this.#tasks.get(key) !== entry)
-        throw new ResourceExhaustedError('The memory task store is full with the logs of running tasks', {
-          data: { task_id: taskId, limit: 'maxBytes', max_bytes: this.#maxBytes },
-        });
-    }
+    this.#makeRoom(key, entry, added, taskId);
+    return this.#appendTexts(key, entry, texts, added);
+  }
+
+  /**
+   * Evicts finished entries until `added` more bytes fit. Only running tasks left to forget, and a
+   * running task's log is never cut short: refused, so that the store stays within its bound
+   * instead of growing with whatever runs. `entry` (the task's own, when it has one) must survive.
+   */
+  #makeRoom(key: string, entry: Entry | undefined, added: number, taskId: string): void {
+    if (this.#bytes + added <= this.#maxBytes) return;
+    this.#evict(added);
+    if (this.#bytes + added > this.#maxBytes || (entry && this.#tasks.get(key) !== entry))
+      throw new ResourceExhaustedError('The memory task store is full with the logs of running tasks', {
+        data: { task_id: taskId, limit: 'maxBytes', max_bytes: this.#maxBytes },
+      });
+  }
+
+  #appendTexts(key: string, entry: Entry, texts: string[], added: number): number[] {
     const sequences = entry.events.append(texts, added);
     entry.bytes += added;
     this.#bytes += added;
@@ -426,6 +442,48 @@ export class InMemoryRunStore implements RunStore {
     if (isTerminal(entry.record.state) && entry.events.unpackedBytes > this.#compressAbove)
       this.#packs.add(() => this.#packTask(key, entry));
     return sequences;
+  }
+
+  /**
+   * A task's snapshots and appends in one call, all or none. This store has no commit to share;
+   * what it gains is the text of a run's ending: its final status carries the very task its last
+   * snapshot saves, and that task is written once for both. What could refuse an append midway (no
+   * record yet, no room) is settled before anything is applied.
+   */
+  async writeTask(owner: TaskOwner, taskId: string, writes: readonly TaskWrite[]): Promise<void> {
+    this.#open();
+    const who = ownerOf(owner);
+    const key = ownerKey(who, checkId(taskId, 'taskId'));
+    const rows = taskWriteRowsOf(who, taskId, writes, this.#policy, this.#now);
+    const entry = this.#tasks.get(key);
+    let count = entry?.events.count ?? 0;
+    let appended = 0;
+    let last: TaskRow | undefined;
+    for (const row of rows) {
+      if ('row' in row) last = row.row;
+      else if (!entry && !last) throw taskNotFound(taskId);
+      else {
+        appended += logBytesOf(row.texts, count);
+        count += row.texts.length;
+      }
+    }
+    if (appended > 0) {
+      // The record the last snapshot leaves, in place of the one held now.
+      const replaced = last && entry ? entry.bytes - entry.events.bytes : 0;
+      const record = last ? Buffer.byteLength(last.task, 'utf8') + columnBytes(last.columns) : 0;
+      this.#makeRoom(key, entry, Math.max(appended, appended + record - replaced), taskId);
+    }
+    for (const row of rows) {
+      if ('row' in row) {
+        this.#saveRow(row.row);
+        continue;
+      }
+      const current = this.#tasks.get(key);
+      // The bound on the number of tasks forgot this one as soon as its snapshot was saved: its
+      // events go with it, as if appended and then forgotten.
+      if (!current) return;
+      this.#appendTexts(key, current, row.texts, current.events.measure(row.texts));
+    }
   }
 
   async listTaskEvents(owner: TaskOwner, taskId: string, query?: TaskEventQuery): Promise<StoredTaskEvent[]> {

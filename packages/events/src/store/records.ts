@@ -11,7 +11,7 @@ import {
   type Task,
 } from '@agent/core';
 import { checkOptionNames, copyWith, isRecord, numberOption, optionNames } from '@agent/core/internal';
-import type { RedactionPolicy } from '../redaction.js';
+import { plainRedactedJson, redactedJsonSharing, type RedactionPolicy } from '../redaction.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask } from '../run-context.js';
 import { rawReportData, type RunReport } from '../run-report.js';
 import { decodePageToken, encodePageToken, queryFingerprint } from './page-token.js';
@@ -121,6 +121,7 @@ export function taskRowOf(
   options: SaveTaskSnapshotOptions,
   policy: RedactionPolicy | null,
   now: () => number = Date.now,
+  textOf: (task: Task) => string = (checked) => storedJson(checked, policy, 'Task'),
 ): TaskRow {
   checkTask(task);
   const owner = ownerOf(isRecord(options) ? options.owner : undefined);
@@ -133,7 +134,7 @@ export function taskRowOf(
     // A snapshot is still worth keeping when a peer sent a sloppy timestamp.
     createdAt = isoOf(now());
   }
-  const text = storedJson(task, policy, 'Task');
+  const text = textOf(task);
   return {
     columns: {
       tenant: owner.tenant,
@@ -183,15 +184,34 @@ export function reportTextRowOf(report: RunReport, policy: RedactionPolicy | nul
 }
 
 /**
+ * A value a write has stored already in the same synchronous call, with its masked text as the
+ * one-pass writer made it: what another value of that call that holds it writes in its place.
+ */
+export interface SharedText {
+  value: object;
+  text: string;
+}
+
+/**
  * What a backend stores of a value: its JSON text, masked by `policy` (nothing when null) in the
  * same pass. Text is what a database holds; the memory store keeps it too and parses it on every
  * read, so no caller ever shares an object with the store.
  * @throws ValueError when the value cannot be serialized.
  */
-export function storedJson(value: unknown, policy: RedactionPolicy | null, what: string): string {
+export function storedJson(
+  value: unknown,
+  policy: RedactionPolicy | null,
+  what: string,
+  shared: SharedText | null = null,
+): string {
   let text: string | undefined;
   try {
-    text = policy === null ? JSON.stringify(value) : policy.redactedJson(value);
+    text =
+      policy === null
+        ? JSON.stringify(value)
+        : shared === null
+          ? policy.redactedJson(value)
+          : redactedJsonSharing(policy, value, shared.value, shared.text);
   } catch (error) {
     throw new ValueError(`${what} is not JSON-serializable: ${(error as Error).message}`, { cause: error });
   }
@@ -215,21 +235,37 @@ export function taskWriteRowsOf(
   now: () => number,
 ): TaskWriteRow[] {
   if (!Array.isArray(writes)) throw new ValueError('writes must be an array of task writes');
-  return writes.map((write: unknown, index): TaskWriteRow => {
-    if (isRecord(write) && 'snapshot' in write && !('events' in write)) {
-      const task = (write as { snapshot: Task }).snapshot;
-      if (isRecord(task) && task.id !== taskId) {
-        const id = JSON.stringify(task.id);
-        throw new ValueError(`writes[${index}] is a snapshot of task ${id}, not ${taskId}`, {
-          data: { index, field: 'id' },
-        });
-      }
-      return { row: taskRowOf(task, { owner }, policy, now) };
+  const rows: TaskWriteRow[] = new Array<TaskWriteRow>(writes.length);
+  // Snapshots first: a run's ending logs a final status that carries the very task its last
+  // snapshot saves, and that task's text is then written once, for both.
+  let shared: SharedText | null = null;
+  writes.forEach((write: unknown, index) => {
+    if (!isRecord(write) || !('snapshot' in write) || 'events' in write) return;
+    const task = (write as { snapshot: Task }).snapshot;
+    if (isRecord(task) && task.id !== taskId) {
+      const id = JSON.stringify(task.id);
+      throw new ValueError(`writes[${index}] is a snapshot of task ${id}, not ${taskId}`, {
+        data: { index, field: 'id' },
+      });
     }
-    if (isRecord(write) && 'events' in write && !('snapshot' in write))
-      return { texts: eventTextsOf(taskId, (write as { events: unknown }).events, policy) };
+    rows[index] = {
+      row: taskRowOf(task, { owner }, policy, now, (checked) => {
+        if (policy === null) return storedJson(checked, policy, 'Task');
+        const { text, plain } = plainRedactedJson(policy, checked);
+        shared = plain ? { value: checked, text } : null;
+        return text;
+      }),
+    };
+  });
+  writes.forEach((write: unknown, index) => {
+    if (rows[index] !== undefined) return;
+    if (isRecord(write) && 'events' in write && !('snapshot' in write)) {
+      rows[index] = { texts: eventTextsOf(taskId, (write as { events: unknown }).events, policy, shared) };
+      return;
+    }
     throw new ValueError(`writes[${index}] is neither { snapshot } nor { events }`, { data: { index } });
   });
+  return rows;
 }
 
 /**
@@ -413,7 +449,12 @@ export function eventQueryOf(query: TaskEventQuery | undefined): NormalizedEvent
  * the log untouched. Returns each event's stored copy.
  */
 /** The events of one append, checked (a type, this task's id) and stored as masked JSON text. */
-export function eventTextsOf(taskId: string, events: unknown, policy: RedactionPolicy | null): string[] {
+export function eventTextsOf(
+  taskId: string,
+  events: unknown,
+  policy: RedactionPolicy | null,
+  shared: SharedText | null = null,
+): string[] {
   if (!Array.isArray(events)) throw new ValueError('events must be an array of TaskEvents');
   return events.map((event: unknown, index) => {
     if (!isRecord(event) || typeof event.type !== 'string' || event.type === '')
@@ -425,6 +466,12 @@ export function eventTextsOf(taskId: string, events: unknown, policy: RedactionP
           data: { index, field: 'task_id' },
         },
       );
-    return storedJson(event, policy, 'TaskEvent');
+    // Only an event that holds the shared task itself (a final status) is written with its text.
+    return storedJson(
+      event,
+      policy,
+      'TaskEvent',
+      shared !== null && event.task === shared.value ? shared : null,
+    );
   });
 }

@@ -21,6 +21,13 @@ function eventBytes(text: string, sequence: number): number {
   return Buffer.byteLength(text, 'utf8') + 22 + String(sequence).length;
 }
 
+/** The bytes `texts` count for in a log once appended after its event number `after`. */
+export function logBytesOf(texts: readonly string[], after: number): number {
+  let added = 0;
+  for (let i = 0; i < texts.length; i++) added += eventBytes(texts[i]!, after + i + 1);
+  return added;
+}
+
 export class TaskEventLog {
   readonly #chunks: Chunk[] = [];
   /** Events held in chunks: the first `#packed` of the log. */
@@ -48,9 +55,7 @@ export class TaskEventLog {
 
   /** The bytes `texts` would add after the current last event. */
   measure(texts: readonly string[]): number {
-    let added = 0;
-    for (let i = 0; i < texts.length; i++) added += eventBytes(texts[i]!, this.count + i + 1);
-    return added;
+    return logBytesOf(texts, this.count);
   }
 
   /** Appends texts measured by `measure`; returns their sequence numbers. */

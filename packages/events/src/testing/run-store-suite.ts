@@ -456,6 +456,42 @@ export function describeTaskWrites(name: string, harness: StoreHarness): void {
       expect(await sequences(ALICE, 't1')).toEqual([1]);
     });
 
+    it("stores an ending's final status, which carries the task its snapshot saves, as the calls one by one would", async () => {
+      // A secret inside the shared task, and a task the one-pass writer cannot write (a Date: its
+      // text comes from the copying path and is not shared): each stored as the one-by-one calls do.
+      const template = taskIn('template', 's1', 'completed');
+      const endingOf = (id: string, extra: Record<string, unknown>): TaskWrite[] => {
+        // A JSON copy: plain objects of this realm (structuredClone's may be of another, under a test runner).
+        const task = { ...(JSON.parse(JSON.stringify(template)) as Task), id };
+        Object.assign(task.metadata, extra, {
+          nested: { password: 'hunter2', note: 'Bearer abcdefgh12345' },
+        });
+        const final = statusEvent(id, 'completed', { final: true, task });
+        return [{ events: [statusEvent(id), final] }, { snapshot: task }];
+      };
+      for (const [index, extra] of [{}, { at: new Date('2026-03-01T00:00:00.000Z') }].entries()) {
+        const grouped = `grouped-${index}`;
+        const single = `single-${index}`;
+        await store.saveTaskSnapshot(taskIn(grouped, 's1'), { owner: ALICE });
+        await store.saveTaskSnapshot(taskIn(single, 's1'), { owner: ALICE });
+        await writeTask(ALICE, grouped, endingOf(grouped, extra));
+        for (const write of endingOf(single, extra)) {
+          if ('events' in write) await store.appendTaskEvents(ALICE, single, write.events);
+          else await store.saveTaskSnapshot(write.snapshot, { owner: ALICE });
+        }
+        const rename = (value: unknown): unknown =>
+          JSON.parse(JSON.stringify(value).replaceAll(`"${single}"`, `"${grouped}"`));
+        const groupedLog = await store.listTaskEvents(ALICE, grouped);
+        expect(groupedLog).toEqual(rename(await store.listTaskEvents(ALICE, single)));
+        const finalTask = (groupedLog[1]!.event as { task: Task }).task;
+        expect(finalTask.metadata).toMatchObject({ api_key: REDACTED, nested: { password: REDACTED } });
+        expect(finalTask.metadata.nested).toEqual({ password: REDACTED, note: REDACTED });
+        const record = await store.getTaskRecord(grouped, ALICE);
+        expect(record!.task).toEqual(finalTask);
+        expect(record!.task).toEqual(rename((await store.getTaskRecord(single, ALICE))!.task));
+      }
+    });
+
     it('refuses events before the owner has a record, and keeps none of the group', async () => {
       await expect(
         writeTask(ALICE, 'missing', [
