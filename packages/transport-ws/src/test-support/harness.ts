@@ -19,12 +19,21 @@ export function createDemoHandler(
   return createTestAgent({ card, unknown: 'reject', collectArtifacts: false, cancelFinished: 'not-found' });
 }
 
-/** A started server transport on 127.0.0.1 with a free port, serving a fresh demo handler. */
+/**
+ * A started server transport on 127.0.0.1 with a free port, serving a fresh demo handler. Its stop
+ * cancels what still runs at once (`stopGraceMs: 0`) unless a test asks for a grace: a test that
+ * leaves a task hanging would otherwise wait out the default grace in {@link closeAll}.
+ */
 export async function serve(
   options: Partial<WebSocketTransportOptions> = {},
   handler = createDemoHandler(),
 ): Promise<Served> {
-  const server = new WebSocketTransport({ url: 'ws://127.0.0.1:0', pingIntervalMs: 0, ...options });
+  const server = new WebSocketTransport({
+    url: 'ws://127.0.0.1:0',
+    pingIntervalMs: 0,
+    stopGraceMs: 0,
+    ...options,
+  });
   server.bind(handler);
   await server.start();
   opened.push(server);
