@@ -46,7 +46,8 @@ describe('InMemoryRunStore bounds', () => {
     expect(await store.listTaskRecords()).toHaveLength(1000);
   });
 
-  it('refuses events of running tasks once only running tasks are left to forget, and stays within maxBytes', async () => {
+  /** A 64 KiB store with one finished task (8 KiB) and a running one whose ~1 KB events will fill it. */
+  const storeNearlyFull = async () => {
     const maxBytes = 64 * 1024;
     const store = new InMemoryRunStore({ maxBytes });
     await store.saveTaskSnapshot(finished('old', 'x'.repeat(8 * 1024)));
@@ -57,6 +58,11 @@ describe('InMemoryRunStore bounds', () => {
       timestamp: '2026-01-01T00:00:00Z',
       summary: `${i} ${'z'.repeat(1000)}`,
     });
+    return { store, maxBytes, event };
+  };
+
+  it('refuses events of running tasks once only running tasks are left to forget, and stays within maxBytes', async () => {
+    const { store, maxBytes, event } = await storeNearlyFull();
     let appended = 0;
     let refusal: unknown;
     for (let i = 0; i < 200 && refusal === undefined; i++) {
@@ -83,16 +89,7 @@ describe('InMemoryRunStore bounds', () => {
   });
 
   it('refuses a writeTask whose appends do not fit whole, leaving the task as it was', async () => {
-    const maxBytes = 64 * 1024;
-    const store = new InMemoryRunStore({ maxBytes });
-    await store.saveTaskSnapshot(finished('old', 'x'.repeat(8 * 1024)));
-    await store.saveTaskSnapshot({ ...finished('running', 'go'), state: 'working' });
-    const event = (i: number) => ({
-      type: 'task.progress' as const,
-      task_id: 'running',
-      timestamp: '2026-01-01T00:00:00Z',
-      summary: `${i} ${'z'.repeat(1000)}`,
-    });
+    const { store, maxBytes, event } = await storeNearlyFull();
     // Fills the store with the running task's log, a group at a time, until a group is refused.
     let groups = 0;
     let refusal: unknown;
