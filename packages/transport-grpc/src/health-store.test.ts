@@ -46,7 +46,14 @@ function watchHealth(port: number): { next(status: string): Promise<void>; close
 }
 
 /** The task store a served task was recorded in, as the pipeline hands it to the handler. */
-type Store = { saveTaskSnapshot(task: Task, options?: unknown): Promise<void> };
+type Store = {
+  saveTaskSnapshot(task: Task, options?: unknown): Promise<void>;
+  writeTask?(
+    owner: unknown,
+    taskId: string,
+    writes: ReadonlyArray<{ snapshot: Task } | { events: unknown[] }>,
+  ): Promise<void>;
+};
 
 describe('GRPCTransport health: NOT_SERVING while the task store refuses writes', () => {
   it('Check and Watch follow the pipeline state: SERVING, NOT_SERVING while unavailable, SERVING after', async () => {
@@ -61,11 +68,20 @@ describe('GRPCTransport health: NOT_SERVING while the task store refuses writes'
       expect(await checkHealth(url)).toBe('SERVING');
 
       // The store refuses the next ending (a permanent failure, not retried): the task is not acknowledged.
+      // The ledger writes a task's waiting snapshots and events in one writeTask when the store has
+      // it: an ending is refused on either path.
       const save = store.saveTaskSnapshot.bind(store);
       store.saveTaskSnapshot = async (saved, options) => {
         if (saved.state === 'completed') throw new ValueError('disk full');
         return save(saved, options);
       };
+      const group = store.writeTask?.bind(store);
+      if (group)
+        store.writeTask = async (owner, taskId, writes) => {
+          if (writes.some((write) => 'snapshot' in write && write.snapshot.state === 'completed'))
+            throw new ValueError('disk full');
+          return group(owner, taskId, writes);
+        };
       await expect(client.send(CLIENT_OPERATIONS.send_task, url, task('echo lost'))).rejects.toMatchObject({
         code: 'UNAVAILABLE',
       });
@@ -75,6 +91,7 @@ describe('GRPCTransport health: NOT_SERVING while the task store refuses writes'
 
       // The store takes writes again: the next task is stored, and health is back.
       delete (store as Partial<Store>).saveTaskSnapshot;
+      delete (store as Partial<Store>).writeTask;
       await expect(client.send(CLIENT_OPERATIONS.send_task, url, task('echo again'))).resolves.toMatchObject({
         state: 'completed',
       });
