@@ -7,7 +7,10 @@ afterEach(closeAll);
 
 describe('ping/pong keepalive', () => {
   it('the server terminates a peer that stops answering pings and detaches its calls; live peers stay', async () => {
-    const { server, handler } = await serve({ pingIntervalMs: 50 });
+    // A second between pings: this process is the server and both peers, so a stall of the event
+    // loop longer than the interval (a loaded CI machine) let the server's check run before it had
+    // read the live peer's pong, and it closed that peer too.
+    const { server, handler } = await serve({ pingIntervalMs: 1000 });
     const live = await rawSocket(server.url);
     const dead = await rawSocket(server.url, { autoPong: false });
     const hung = task('hang');
