@@ -74,8 +74,10 @@ function globalPattern(pattern: RegExp): RegExp {
     : new RegExp(pattern.source, `${pattern.flags}g`);
 }
 
-/** The one-pass writer of a policy (its private method, reached from the class's static block). */
-// Assigned by the class's static block, before anything can call it.
+/**
+ * The one-pass writer of a policy: its private method, reached through the class's static block,
+ * which assigns this before anything can call it.
+ */
 let plainJsonOf: (policy: RedactionPolicy, value: unknown) => string | null;
 
 /**

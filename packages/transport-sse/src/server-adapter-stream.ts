@@ -15,6 +15,7 @@ import {
   AbortWatch,
   CLIENT_GONE,
   corkForTurn,
+  drained,
   StreamPacer,
   writeError,
   writeFrame,
@@ -114,18 +115,8 @@ class EventStreamWriter {
 /** Writes and, when the socket buffer is full, waits for it to drain (or the request to abort). */
 function writeText(res: ServerResponse, text: string, scope: RequestScope): Promise<void> {
   if (res.destroyed || res.writableEnded) return Promise.resolve();
-  if (writeFrame(res, text) || scope.isAborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      scope.offAbort(done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-    scope.onAbort(done);
-  });
+  if (writeFrame(res, text)) return Promise.resolve();
+  return drained(res, scope);
 }
 
 /** Serves one `tasks/stream` or `tasks/resubscribe` request whose body has been read; never rejects. */

@@ -138,6 +138,11 @@ function columnBytes(columns: Readonly<Record<string, string | number | null>>):
   return bytes;
 }
 
+/** What a task row counts for in the store, its event log aside: the task's text and its columns. */
+function recordBytes(row: TaskRow, textBytes = Buffer.byteLength(row.task, 'utf8')): number {
+  return textBytes + columnBytes(row.columns);
+}
+
 async function recordOfEntry(entry: Entry): Promise<TaskRecord> {
   return recordOf({ columns: entry.record, task: await decompressText(entry.task) });
 }
@@ -295,7 +300,7 @@ export class InMemoryRunStore implements RunStore {
       record,
       task: row.task,
       events,
-      bytes: textBytes + columnBytes(record) + events.bytes,
+      bytes: recordBytes(row, textBytes) + events.bytes,
     };
     this.#put(key, entry);
     this.#evict();
@@ -456,24 +461,27 @@ export class InMemoryRunStore implements RunStore {
     const key = ownerKey(who, checkId(taskId, 'taskId'));
     const rows = taskWriteRowsOf(who, taskId, writes, this.#policy, this.#now);
     const entry = this.#tasks.get(key);
+    // The bytes each append adds: a snapshot keeps the task's log, so its numbering runs on.
+    const added = new Array<number>(rows.length).fill(0);
     let count = entry?.events.count ?? 0;
     let appended = 0;
     let last: TaskRow | undefined;
-    for (const row of rows) {
+    rows.forEach((row, index) => {
       if ('row' in row) last = row.row;
       else if (!entry && !last) throw taskNotFound(taskId);
       else {
-        appended += logBytesOf(row.texts, count);
+        added[index] = logBytesOf(row.texts, count);
+        appended += added[index]!;
         count += row.texts.length;
       }
-    }
+    });
     if (appended > 0) {
       // The record the last snapshot leaves, in place of the one held now.
       const replaced = last && entry ? entry.bytes - entry.events.bytes : 0;
-      const record = last ? Buffer.byteLength(last.task, 'utf8') + columnBytes(last.columns) : 0;
+      const record = last ? recordBytes(last) : 0;
       this.#makeRoom(key, entry, Math.max(appended, appended + record - replaced), taskId);
     }
-    for (const row of rows) {
+    for (const [index, row] of rows.entries()) {
       if ('row' in row) {
         this.#saveRow(row.row);
         continue;
@@ -482,7 +490,7 @@ export class InMemoryRunStore implements RunStore {
       // The bound on the number of tasks forgot this one as soon as its snapshot was saved: its
       // events go with it, as if appended and then forgotten.
       if (!current) return;
-      this.#appendTexts(key, current, row.texts, current.events.measure(row.texts));
+      this.#appendTexts(key, current, row.texts, added[index]!);
     }
   }
 

@@ -248,14 +248,15 @@ export function taskWriteRowsOf(
         data: { index, field: 'id' },
       });
     }
-    rows[index] = {
-      row: taskRowOf(task, { owner }, policy, now, (checked) => {
-        if (policy === null) return storedJson(checked, policy, 'Task');
-        const { text, plain } = plainRedactedJson(policy, checked);
-        shared = plain ? { value: checked, text } : null;
-        return text;
-      }),
-    };
+    const shareable =
+      policy === null
+        ? undefined
+        : (checked: Task): string => {
+            const { text, plain } = plainRedactedJson(policy, checked);
+            shared = plain ? { value: checked, text } : null;
+            return text;
+          };
+    rows[index] = { row: taskRowOf(task, { owner }, policy, now, shareable) };
   });
   writes.forEach((write: unknown, index) => {
     if (rows[index] !== undefined) return;

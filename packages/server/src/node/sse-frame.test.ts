@@ -1,6 +1,7 @@
 import { createServer, request, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { corkForTurn, writeFrame } from './sse-frame.js';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { RequestScope } from '../request-scope.js';
+import { corkForTurn, drained, writeFrame } from './sse-frame.js';
 
 /** Counts the socket writes a response makes: what reaches the kernel, one system call each. */
 function countWrites(res: ServerResponse): { calls: number } {
@@ -118,5 +119,57 @@ describe('writeFrame / corkForTurn', () => {
       return count;
     });
     expect(calls).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('drained', () => {
+  /** A response whose caller stopped reading, written far past what the sockets' buffers hold. */
+  async function stalledResponse(): Promise<{ res: ServerResponse; close(): Promise<void> }> {
+    let handed!: (res: ServerResponse) => void;
+    const responded = new Promise<ServerResponse>((resolve) => (handed = resolve));
+    const server = createServer((_req, res) => handed(res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    socket.pause();
+    const res = await responded;
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const chunk = 'x'.repeat(64 * 1024);
+    for (let written = 0; written < 32 * 1024 * 1024; written += chunk.length) writeFrame(res, chunk);
+    return {
+      res,
+      close: async () => {
+        socket.destroy();
+        res.destroy();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  it('waits for the reader, and ends its wait when the request scope is aborted', async () => {
+    const { res, close } = await stalledResponse();
+    try {
+      const scope = new RequestScope();
+      let done = false;
+      const waiting = drained(res, scope).then(() => (done = true));
+      await nextTurn();
+      await nextTurn();
+      expect(done).toBe(false);
+      scope.abort('given up');
+      await waiting;
+      expect(done).toBe(true);
+      // An aborted scope does not wait at all; the wait left no listener behind.
+      await drained(res, scope);
+    } finally {
+      await close();
+    }
+  });
+
+  it('without a scope, ends when the response is gone', async () => {
+    const { res, close } = await stalledResponse();
+    const waiting = drained(res);
+    await close();
+    await waiting;
   });
 });

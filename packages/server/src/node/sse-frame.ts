@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { RequestScope } from '../request-scope.js';
 
 /** The media type of a server-sent-events stream. */
 export const SSE_CONTENT_TYPE = 'text/event-stream';
@@ -38,18 +39,22 @@ export function writeFrame(res: ServerResponse, text: string): boolean {
 }
 
 /**
- * Resolves when a response that refused a write can take more (`drain`), or is gone (`close`): a
- * stream writer awaits it so a slow reader holds back the writer, not the server's memory.
+ * Resolves when a response that refused a write can take more (`drain`), or is gone (`close`), or
+ * the request's `scope`, when given, is aborted: a stream writer awaits it so a slow reader holds
+ * back the writer, not the server's memory.
  */
-export function drained(res: ServerResponse): Promise<void> {
+export function drained(res: ServerResponse, scope?: RequestScope): Promise<void> {
+  if (scope?.isAborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = (): void => {
       res.off('drain', done);
       res.off('close', done);
+      scope?.offAbort(done);
       resolve();
     };
     res.once('drain', done);
     res.once('close', done);
+    scope?.onAbort(done);
   });
 }
 
