@@ -76,6 +76,17 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...FREE_PORTS, AGENT_STOP_GRACE_MS: '0', ...extra };
 }
 
+export interface ServerStartOptions {
+  /** Node flags after the spec's own. */
+  extraNodeArgs?: string[];
+  /** A command the child runs under, `node` and its arguments appended (`['valgrind', …]`). */
+  wrapper?: string[];
+  /** How long to wait for the listening line; default 30 s. */
+  readyTimeoutMs?: number;
+  /** How long a stop waits for the child to exit after SIGTERM; default 15 s. */
+  stopTimeoutMs?: number;
+}
+
 export class ServerChild {
   readonly pid: number;
   private stderrTail = '';
@@ -83,13 +94,17 @@ export class ServerChild {
   private readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private stopping = false;
+  /** Settles when the child has exited and its stdio pipes are closed (all its output read). */
+  private readonly closed: Promise<void>;
 
   private constructor(
     private readonly child: ChildProcess,
     readonly spec: ServerSpec,
     readonly urls: ServerUrls,
+    private readonly stopTimeoutMs: number,
   ) {
     this.pid = child.pid ?? -1;
+    this.closed = new Promise((resolve) => child.once('close', () => resolve()));
     this.exited = new Promise((resolve) => {
       const done = (code: number | null, signal: NodeJS.Signals | null) => {
         this.exitInfo = { code, signal };
@@ -100,7 +115,7 @@ export class ServerChild {
     });
   }
 
-  static async start(spec: ServerSpec, options: { extraNodeArgs?: string[] } = {}): Promise<ServerChild> {
+  static async start(spec: ServerSpec, options: ServerStartOptions = {}): Promise<ServerChild> {
     const args = [
       ...(spec.nodeArgs ?? []),
       ...(options.extraNodeArgs ?? []),
@@ -108,7 +123,9 @@ export class ServerChild {
       PROBE,
       spec.script,
     ];
-    const child = spawn(process.execPath, args, {
+    const [command, ...commandArgs] = [...(options.wrapper ?? []), process.execPath, ...args];
+    const readyTimeoutMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
+    const child = spawn(command!, commandArgs, {
       env: childEnv(spec.env ?? {}),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
@@ -121,8 +138,8 @@ export class ServerChild {
     const urls = await new Promise<ServerUrls>((resolve, reject) => {
       let buffered = '';
       const timer = setTimeout(
-        () => fail(new Error(`not listening after ${READY_TIMEOUT_MS} ms`)),
-        READY_TIMEOUT_MS,
+        () => fail(new Error(`not listening after ${readyTimeoutMs} ms`)),
+        readyTimeoutMs,
       );
       const fail = (error: Error) => {
         clearTimeout(timer);
@@ -156,7 +173,7 @@ export class ServerChild {
       };
       child.stdout!.on('data', onData);
     });
-    const server = new ServerChild(child, spec, urls);
+    const server = new ServerChild(child, spec, urls, options.stopTimeoutMs ?? STOP_TIMEOUT_MS);
     server.stderrTail = tail;
     child.stderr!.on('data', (chunk: string) => {
       server.stderrTail = (server.stderrTail + chunk).slice(-STDERR_TAIL);
@@ -194,21 +211,30 @@ export class ServerChild {
       );
   }
 
-  /** SIGTERM, then SIGKILL if it has not exited after 15 s; rejects when it exited with an error. */
+  /**
+   * The end of what the child wrote to stderr, once its pipes are closed: after a stop, the last it
+   * wrote, a wrapper's summary at exit included.
+   */
+  async stderrAtClose(): Promise<string> {
+    await this.closed;
+    return this.stderrTail;
+  }
+
+  /** SIGTERM, then SIGKILL if it has not exited in time (15 s by default); rejects when it exited with an error. */
   async stop(): Promise<void> {
     this.assertAlive();
     this.stopping = true;
     this.child.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
     const forced = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
+      timer = setTimeout(() => resolve('timeout'), this.stopTimeoutMs);
     });
     const outcome = await Promise.race([this.exited, forced]);
     clearTimeout(timer);
     if (outcome === 'timeout') {
       this.child.kill('SIGKILL');
       await this.exited;
-      throw new Error(`${this.spec.label}: did not stop within ${STOP_TIMEOUT_MS} ms of SIGTERM`);
+      throw new Error(`${this.spec.label}: did not stop within ${this.stopTimeoutMs} ms of SIGTERM`);
     }
     if (outcome.code !== 0)
       throw new Error(`${this.spec.label}: stopped with exit code ${outcome.code}\n${this.stderrTail}`);

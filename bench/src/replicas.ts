@@ -14,6 +14,7 @@ import { isTerminalState, type TaskState } from '@agent/core';
 import { createParser } from 'eventsource-parser';
 import { startTestPostgres, type TestPostgres } from '@agent/store-postgres/testing';
 import { referenceServerMain, ServerChild, UNLIMITED_TASKS } from './child.js';
+import { request, type Answer } from './http-request.js';
 import { percentile } from './stats.js';
 
 export const REPLICAS = 3;
@@ -76,59 +77,6 @@ export class ReplicaDatabase {
     }
     await started.stop();
   }
-}
-
-interface Answer {
-  status: number;
-  body: string;
-  /** performance.now() when the whole answer had arrived. */
-  at: number;
-}
-
-function request(
-  agent: http.Agent,
-  base: URL,
-  method: 'GET' | 'POST',
-  path: string,
-  body?: string,
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: base.hostname,
-        port: base.port,
-        method,
-        path,
-        agent,
-        timeout: REQUEST_TIMEOUT_MS,
-        headers:
-          body === undefined
-            ? {}
-            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString('utf8'),
-            at: performance.now(),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      // A kept-alive socket the server closed (its keep-alive timeout) just as this request took it:
-      // a read is safe to send again on a fresh one, as node's documentation advises.
-      if (method === 'GET' && req.reusedSocket && error.code === 'ECONNRESET')
-        request(agent, base, method, path, body).then(resolve, reject);
-      else reject(new Error(`${method} ${base.port}${path}: ${error.message}`));
-    });
-    req.end(body);
-  });
 }
 
 /** The final statuses of a task's log, read to its end over `GET /tasks/{id}/events`. */

@@ -8,10 +8,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { referenceServerMain, ServerChild, UNLIMITED_TASKS, type ServerSpec } from './child.js';
+import {
+  assertValgrind,
+  instructionsPerRequest,
+  instructionSubjects,
+  instructionTable,
+  type InstructionSettings,
+  type InstructionSubject,
+} from './instructions.js';
 import { profileReferenceServer, type ProfileSummary } from './profile.js';
 import { REPLICAS, ReplicaDatabase } from './replicas.js';
 import { buildTables, machineLine, type ReportTables, type Samples } from './report.js';
-import { loadSettings, type Settings } from './settings.js';
+import { envNumber, loadSettings, type Settings } from './settings.js';
 import { buildSubjects, type Sample, type Subject } from './subjects.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -94,20 +102,60 @@ async function runSubjects(settings: Settings, subjects: Subject[]): Promise<Sam
   return samples;
 }
 
-function parseArgs(argv: string[]): { quick: boolean; write: boolean; only: string | undefined } {
+interface Args {
+  quick: boolean;
+  write: boolean;
+  instructions: boolean;
+  only: string | undefined;
+}
+
+function parseArgs(argv: string[]): Args {
   let quick = false;
   let write = false;
+  let instructions = false;
   let only: string | undefined;
   for (const arg of argv) {
     // `pnpm bench -- --write` may hand the `--` through.
     if (arg === '--') continue;
     else if (arg === '--quick') quick = true;
     else if (arg === '--write') write = true;
+    else if (arg === '--instructions') instructions = true;
     else if (arg.startsWith('--only=')) only = arg.slice('--only='.length);
-    else throw new Error(`unknown argument ${arg} (expected --quick, --write, --only=<text>)`);
+    else
+      throw new Error(`unknown argument ${arg} (expected --quick, --write, --instructions, --only=<text>)`);
   }
-  if (write && (quick || only)) throw new Error('--write records a full run: not with --quick or --only');
-  return { quick, write, only };
+  if (write && (quick || only || instructions))
+    throw new Error('--write records a full run: not with --quick, --only or --instructions');
+  if (instructions && quick) throw new Error('--instructions is a mode of its own: not with --quick');
+  return { quick, write, instructions, only };
+}
+
+/**
+ * `--instructions`: each subject's instructions per request under valgrind (see instructions.ts),
+ * one subject after another, a table on stdout. `--only=<text>` keeps the subjects whose name has it.
+ */
+async function countInstructions(only: string | undefined, tmpDir: string): Promise<void> {
+  assertValgrind();
+  const settings: InstructionSettings = {
+    warm: envNumber('BENCH_COUNT_WARM', 3000),
+    measured: envNumber('BENCH_COUNT_MEASURED', 3000),
+    connections: envNumber('BENCH_CONNECTIONS', 32),
+  };
+  const subjects = instructionSubjects(tmpDir).filter((s) => !only || s.name.includes(only));
+  if (subjects.length === 0) throw new Error(`no subject name contains ${only}`);
+  log(
+    `instruction counts: ${subjects.length} subjects, ${settings.warm} + ${settings.measured} requests, ` +
+      `${settings.connections} connections`,
+  );
+  const counts = new Map<InstructionSubject, number>();
+  for (const subject of subjects) {
+    const startedAt = performance.now();
+    const count = await instructionsPerRequest(subject, settings);
+    counts.set(subject, count);
+    const took = ((performance.now() - startedAt) / 1000).toFixed(1);
+    log(`${subject.name}: ${Math.round(count).toLocaleString('en-US')} instructions/request (${took} s)`);
+  }
+  process.stdout.write(`${instructionTable(subjects, counts)}\n`);
 }
 
 const BENCH_VARIABLES = [
@@ -277,6 +325,11 @@ async function main(): Promise<void> {
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'agent-bench-'));
   const replicaDatabase = new ReplicaDatabase();
   try {
+    if (args.instructions) {
+      await countInstructions(args.only, tmpDir);
+      log(`done in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+      return;
+    }
     const subjects = buildSubjects(settings, tmpDir, replicaDatabase).filter(
       (s) => !args.only || s.id.includes(args.only),
     );

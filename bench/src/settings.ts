@@ -34,7 +34,8 @@ export interface Settings {
 
 const KIB = 1024;
 
-function envNumber(name: string, fallback: number, { integer = true, min = 1 } = {}): number {
+/** A BENCH_* variable's number, or `fallback` when unset; throws on anything else. */
+export function envNumber(name: string, fallback: number, { integer = true, min = 1 } = {}): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
