@@ -4,7 +4,7 @@
  *
  * Each server runs under valgrind's cachegrind without its cache simulation: it counts the
  * instructions the process executes, JIT-compiled code and the garbage collector included, and the
- * count of the same work repeats to about one per cent. The server is `node --single-threaded`, so
+ * count of the same work repeats within a few per cent. The server is `node --single-threaded`, so
  * the work V8 would give its helper threads (concurrent marking, compilation) is done, and counted,
  * the same way every run. Two children per subject answer `warm` and `warm + measured` requests of
  * the same closed-loop load from this process; the difference over `measured` leaves out start-up,
@@ -12,9 +12,10 @@
  * calls, loopback TCP) is not counted: the figure is the user-space work the code decides.
  */
 import http from 'node:http';
+import type { Task } from '@agent/core';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { A2A_HEADERS, A2A_JSON_RPC_PATH, checkA2ASend } from './a2a.js';
+import { A2A_HEADERS, A2A_JSON_RPC_PATH, a2aRequestTemplate, checkA2ASend } from './a2a.js';
 import {
   BENCH_SERVERS,
   referenceServerMain,
@@ -23,13 +24,12 @@ import {
   type ServerSpec,
 } from './child.js';
 import { request } from './http-request.js';
-import { checkEcho, ECHO_TEXT } from './tasks.js';
+import { checkEcho, ECHO_TEXT, taskBodyTemplate } from './tasks.js';
 
 const VALGRIND = ['valgrind', '--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null'];
 /** Under valgrind a server starts in tens of seconds and runs some fifty times slower. */
 const READY_TIMEOUT_MS = 300_000;
 const STOP_TIMEOUT_MS = 120_000;
-const TIMESTAMP = '2026-01-01T00:00:00.000Z';
 
 export interface InstructionSettings {
   /** Requests both children answer before the measured ones. */
@@ -47,40 +47,22 @@ interface RequestKind {
   check(answer: unknown): void;
 }
 
+/** The bench's own request body with each `[<id>]` placeholder (autocannon's) made `count-<index>`. */
+function numbered(template: string): (index: number) => string {
+  return (index) => template.replaceAll('[<id>]', `count-${index}`);
+}
+
 const NATIVE_ECHO: RequestKind = {
   path: '/tasks/',
   headers: {},
-  body: (index) =>
-    JSON.stringify({
-      id: `count-${index}`,
-      state: 'submitted',
-      messages: [
-        {
-          id: `m-${index}`,
-          role: 'user',
-          parts: [{ type: 'text', content: `echo ${ECHO_TEXT}` }],
-          timestamp: TIMESTAMP,
-        },
-      ],
-      artifacts: [],
-      metadata: {},
-      created_at: TIMESTAMP,
-    }),
-  check: (answer) => checkEcho(answer as Parameters<typeof checkEcho>[0], ECHO_TEXT),
+  body: numbered(taskBodyTemplate(`echo ${ECHO_TEXT}`)),
+  check: (answer) => checkEcho(answer as Task, ECHO_TEXT),
 };
 
 const A2A_SEND: RequestKind = {
   path: A2A_JSON_RPC_PATH,
   headers: A2A_HEADERS,
-  body: (index) =>
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id: index,
-      method: 'SendMessage',
-      params: {
-        message: { messageId: `m-${index}`, role: 'ROLE_USER', parts: [{ text: `echo ${ECHO_TEXT}` }] },
-      },
-    }),
+  body: numbered(a2aRequestTemplate('SendMessage', `echo ${ECHO_TEXT}`)),
   check: (answer) => checkA2ASend(answer, ECHO_TEXT),
 };
 
@@ -88,6 +70,7 @@ export interface InstructionSubject {
   name: string;
   /** The subject the ratio column divides by (its count over this one's): `bare` or `sdk`. */
   baseline?: 'bare' | 'sdk';
+  /** Set on the baselines themselves. */
   role?: 'bare' | 'sdk';
   /** A fresh spec per child: two children of one subject must not share a SQLite file. */
   server: (child: number) => ServerSpec;
