@@ -1,4 +1,4 @@
-import { newId, newTimeOrderedId } from './ids.js';
+import { isoOfMs, newId, newTimeOrderedId, nowIso } from './ids.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -45,5 +45,54 @@ describe('ids', () => {
     // The random tail is not the time: across ids of one millisecond it takes many values.
     const tails = new Set(ids.map((id) => id.slice(19)));
     expect(tails.size).toBe(ids.length);
+  });
+
+  it('isoOfMs writes what Date#toISOString writes, for every millisecond of a second and across seconds', () => {
+    const start = Date.UTC(2026, 10, 28, 12, 34, 56);
+    // Each millisecond of one second (the cached prefix), then its neighbours, back and forth.
+    const times = [
+      ...Array.from({ length: 1000 }, (_, ms) => start + ms),
+      start + 1000,
+      start - 1,
+      start + 999,
+      start + 1000,
+      start + 1000,
+    ];
+    for (const ms of times) expect(isoOfMs(ms)).toBe(new Date(ms).toISOString());
+  });
+
+  it('isoOfMs writes far and odd times the way Date does, and refuses what Date refuses', () => {
+    const times = [
+      0,
+      -1,
+      -999,
+      -1000,
+      -1001,
+      Date.UTC(1969, 11, 31, 23, 59, 59, 999),
+      Date.UTC(-1, 0, 1),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+      Date.UTC(10000, 0, 1, 0, 0, 0, 1),
+      8.64e15,
+      -8.64e15,
+      1.5,
+      -1.5,
+      1_700_000_000_000.7,
+    ];
+    for (const ms of times) expect(isoOfMs(ms)).toBe(new Date(ms).toISOString());
+    for (let i = 0; i < 2000; i++) {
+      const ms = Math.floor((Math.random() - 0.5) * 2 * 8.64e15);
+      expect(isoOfMs(ms)).toBe(new Date(ms).toISOString());
+    }
+    for (const ms of [Number.NaN, Infinity, 8.64e15 + 1, -8.64e15 - 1])
+      expect(() => isoOfMs(ms)).toThrow(RangeError);
+  });
+
+  it('nowIso is the current time in ISO 8601, UTC', () => {
+    const before = Date.now();
+    const iso = nowIso();
+    const after = Date.now();
+    expect(iso).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Date.parse(iso)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(iso)).toBeLessThanOrEqual(after);
   });
 });

@@ -79,18 +79,44 @@ export function timeOrderedHex(): string {
   return formatted(nextBlock(Date.now()), HEX_TEXT, HEX_AT);
 }
 
+/** `000Z` … `999Z`: the end of an ISO timestamp, for each millisecond of a second. */
+const MILLISECOND_ENDS = Array.from({ length: 1000 }, (_, ms) => `${String(ms).padStart(3, '0')}Z`);
+
 let lastMs = Number.NaN;
 let lastIso = '';
+/** The second `secondPrefix` is of: its first millisecond. */
+let secondStart = Number.NaN;
+/** The ISO text of that second up to its milliseconds: `2026-11-28T12:34:56.`. */
+let secondPrefix = '';
+
+/**
+ * `new Date(ms).toISOString()`, formatted by V8 once per second. V8 formats a date through printf
+ * (~1.4 µs a call, ~5,000 instructions); the milliseconds of the same second are the cached prefix
+ * and one of a thousand endings. The last millisecond's text is kept too: a task stamps several
+ * records within one.
+ */
+export function isoOfMs(ms: number): string {
+  if (ms === lastMs) return lastIso;
+  // A fraction or NaN gets Date's own rules (and its RangeError); so does a time out of its range,
+  // which never matches the second cached.
+  if (!Number.isSafeInteger(ms)) return new Date(ms).toISOString();
+  const millisecond = ((ms % 1000) + 1000) % 1000;
+  const start = ms - millisecond;
+  let iso: string;
+  if (start === secondStart) iso = secondPrefix + MILLISECOND_ENDS[millisecond]!;
+  else {
+    iso = new Date(ms).toISOString();
+    secondStart = start;
+    secondPrefix = iso.slice(0, -4);
+  }
+  lastMs = ms;
+  lastIso = iso;
+  return iso;
+}
 
 /** The current time as a UTC ISO 8601 string. */
 export function nowIso(): string {
-  // A task stamps several events within one millisecond: format each millisecond once.
-  const ms = Date.now();
-  if (ms !== lastMs) {
-    lastMs = ms;
-    lastIso = new Date(ms).toISOString();
-  }
-  return lastIso;
+  return isoOfMs(Date.now());
 }
 
 const ISO_TIMESTAMP =

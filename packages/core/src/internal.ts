@@ -18,7 +18,7 @@ export {
   type TransportAddress,
 } from './transport-url.js';
 export { isComponentDescriptor, describeComponent } from './descriptor.js';
-export { timeOrderedHex } from './ids.js';
+export { isoOfMs, timeOrderedHex } from './ids.js';
 export { raceAbort, sleep, type AbortErrorFactory } from './abort.js';
 export { numberOption, type NumberRule } from './option-number.js';
 export { parseRetryAfterHeader, withRetryAfterHeader } from './retry-after-header.js';

@@ -10,7 +10,14 @@ import {
   type JsonObject,
   type Task,
 } from '@agent/core';
-import { checkOptionNames, copyWith, isRecord, numberOption, optionNames } from '@agent/core/internal';
+import {
+  checkOptionNames,
+  copyWith,
+  isoOfMs,
+  isRecord,
+  numberOption,
+  optionNames,
+} from '@agent/core/internal';
 import { plainRedactedJson, redactedJsonSharing, type RedactionPolicy } from '../redaction.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask } from '../run-context.js';
 import { rawReportData, type RunReport } from '../run-report.js';
@@ -81,22 +88,10 @@ export function normalizeTimestamp(value: string, field: string): string {
     throw new ValueError(`${field} must carry a timezone (Z or ±hh:mm), got ${JSON.stringify(value)}`, {
       data: { field },
     });
-  const iso = parsed.toISOString();
+  const iso = isoOfMs(parsed.getTime());
   if (normalized.size >= MAX_NORMALIZED) normalized.clear();
   normalized.set(value, iso);
   return iso;
-}
-
-let lastMs = NaN;
-let lastIso = '';
-
-/** `new Date(ms).toISOString()`, built once per millisecond. */
-function isoOf(ms: number): string {
-  if (ms !== lastMs) {
-    lastIso = new Date(ms).toISOString();
-    lastMs = ms;
-  }
-  return lastIso;
 }
 
 function checkTask(task: unknown): asserts task is Task {
@@ -132,7 +127,7 @@ export function taskRowOf(
     createdAt = normalizeTimestamp(task.created_at, 'Task.created_at');
   } catch {
     // A snapshot is still worth keeping when a peer sent a sloppy timestamp.
-    createdAt = isoOf(now());
+    createdAt = isoOfMs(now());
   }
   const text = textOf(task);
   return {
@@ -149,7 +144,7 @@ export function taskRowOf(
           ? options.agentName
           : ids.agent_name,
       created_at: createdAt,
-      updated_at: isoOf(now()),
+      updated_at: isoOfMs(now()),
     },
     task: text,
   };
