@@ -1,7 +1,8 @@
 /** One HTTP request over raw `node:http` and its whole answer: the bench's own client, no library's cost. */
 import http from 'node:http';
 
-const REQUEST_TIMEOUT_MS = 60_000;
+/** Bound of every request the bench makes itself: far above what each takes. */
+export const REQUEST_TIMEOUT_MS = 60_000;
 
 export interface Answer {
   status: number;
