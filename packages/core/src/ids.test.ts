@@ -85,6 +85,9 @@ describe('ids', () => {
     }
     for (const ms of [Number.NaN, Infinity, 8.64e15 + 1, -8.64e15 - 1])
       expect(() => isoOfMs(ms)).toThrow(RangeError);
+    // The millisecond after the last valid one, right after it: not an ending of its cached second.
+    expect(isoOfMs(8.64e15)).toBe('+275760-09-13T00:00:00.000Z');
+    expect(() => isoOfMs(8.64e15 + 1)).toThrow(RangeError);
   });
 
   it('nowIso is the current time in ISO 8601, UTC', () => {

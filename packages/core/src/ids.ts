@@ -82,6 +82,9 @@ export function timeOrderedHex(): string {
 /** `000Z` … `999Z`: the end of an ISO timestamp, for each millisecond of a second. */
 const MILLISECOND_ENDS = Array.from({ length: 1000 }, (_, ms) => `${String(ms).padStart(3, '0')}Z`);
 
+/** The largest time a Date holds, either side of 1970 (100,000,000 days). */
+const MAX_DATE_MS = 8.64e15;
+
 let lastMs = Number.NaN;
 let lastIso = '';
 /** The second `secondPrefix` is of: its first millisecond. */
@@ -97,9 +100,9 @@ let secondPrefix = '';
  */
 export function isoOfMs(ms: number): string {
   if (ms === lastMs) return lastIso;
-  // A fraction or NaN gets Date's own rules (and its RangeError); so does a time out of its range,
-  // which never matches the second cached.
-  if (!Number.isSafeInteger(ms)) return new Date(ms).toISOString();
+  // A fraction, NaN or a time out of Date's range gets Date's own rules (and its RangeError): the
+  // millisecond after the last valid one would otherwise end that cached second.
+  if (!Number.isSafeInteger(ms) || ms > MAX_DATE_MS || ms < -MAX_DATE_MS) return new Date(ms).toISOString();
   const millisecond = ((ms % 1000) + 1000) % 1000;
   const start = ms - millisecond;
   let iso: string;
