@@ -62,6 +62,35 @@ export function referenceServerMain(): string {
  */
 export const UNLIMITED_TASKS = { AGENT_MAX_CONCURRENT_TASKS: '1000000' } as const;
 
+/** The bench's own baseline servers, each a spec for a fresh child. */
+export const bareSpec = (): ServerSpec => ({ label: 'bare node:http', script: BENCH_SERVERS.bareHttp });
+export const transportSpec = (): ServerSpec => ({
+  label: 'HTTPTransport',
+  script: BENCH_SERVERS.transportHttp,
+});
+export const a2aSdkSpec = (): ServerSpec => ({
+  label: '@a2a-js/sdk 1.3 + express',
+  script: BENCH_SERVERS.a2aSdk,
+});
+
+/**
+ * The reference server's shipped `main.js` with `env` over a lifted task limit: the bench measures
+ * speed (up to 512 callers, 1,000 tasks canceled at once), not how the server refuses work past its
+ * default of 32 running tasks.
+ */
+export function referenceSpec(
+  label: string,
+  env: Record<string, string> = {},
+  nodeArgs?: string[],
+): ServerSpec {
+  return {
+    label: `reference server, ${label}`,
+    script: referenceServerMain(),
+    env: { ...UNLIMITED_TASKS, ...env },
+    ...(nodeArgs ? { nodeArgs } : {}),
+  };
+}
+
 /** Port 0 on every transport: the OS picks free ports, so no run collides with another or a test. */
 const FREE_PORTS = { HOST: '127.0.0.1', HTTP_PORT: '0', SSE_PORT: '0', WS_PORT: '0', GRPC_PORT: '0' };
 

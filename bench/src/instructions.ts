@@ -16,13 +16,7 @@ import type { Task } from '@agent/core';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { A2A_HEADERS, A2A_JSON_RPC_PATH, a2aRequestTemplate, checkA2ASend } from './a2a.js';
-import {
-  BENCH_SERVERS,
-  referenceServerMain,
-  ServerChild,
-  UNLIMITED_TASKS,
-  type ServerSpec,
-} from './child.js';
+import { a2aSdkSpec, bareSpec, referenceSpec, ServerChild, transportSpec, type ServerSpec } from './child.js';
 import { request } from './http-request.js';
 import { checkEcho, ECHO_TEXT, taskBodyTemplate } from './tasks.js';
 
@@ -78,49 +72,44 @@ export interface InstructionSubject {
 }
 
 export function instructionSubjects(tmpDir: string): InstructionSubject[] {
-  const reference =
-    (label: string, env: Record<string, string> = {}) =>
-    (): ServerSpec => ({
-      label: `reference server, ${label}`,
-      script: referenceServerMain(),
-      env: { ...UNLIMITED_TASKS, ...env },
-    });
   return [
     {
       name: 'bare node:http JSON echo',
       role: 'bare',
-      server: () => ({ label: 'bare node:http', script: BENCH_SERVERS.bareHttp }),
+      server: bareSpec,
       kind: NATIVE_ECHO,
     },
     {
       name: 'HTTPTransport + function handler',
       baseline: 'bare',
-      server: () => ({ label: 'HTTPTransport', script: BENCH_SERVERS.transportHttp }),
+      server: transportSpec,
       kind: NATIVE_ECHO,
     },
     {
       name: 'reference server echo, HTTP, memory store',
       baseline: 'bare',
-      server: reference('memory store'),
+      server: () => referenceSpec('memory store'),
       kind: NATIVE_ECHO,
     },
     {
       name: 'reference server echo, HTTP, SQLite store',
       baseline: 'bare',
       server: (child) =>
-        reference('SQLite store', { AGENT_RUN_STORE: `sqlite:${path.join(tmpDir, `count-${child}.db`)}` })(),
+        referenceSpec('SQLite store', {
+          AGENT_RUN_STORE: `sqlite:${path.join(tmpDir, `count-${child}.db`)}`,
+        }),
       kind: NATIVE_ECHO,
     },
     {
       name: 'reference server, A2A mode: A2A SendMessage (blocking)',
       baseline: 'sdk',
-      server: reference('A2A mode', { AGENT_A2A: '1' }),
+      server: () => referenceSpec('A2A mode', { AGENT_A2A: '1' }),
       kind: A2A_SEND,
     },
     {
       name: '@a2a-js/sdk 1.3 + express: A2A SendMessage (blocking)',
       role: 'sdk',
-      server: () => ({ label: '@a2a-js/sdk 1.3 + express', script: BENCH_SERVERS.a2aSdk }),
+      server: a2aSdkSpec,
       kind: A2A_SEND,
     },
   ];
@@ -187,11 +176,15 @@ export async function instructionsPerRequest(
   subject: InstructionSubject,
   settings: InstructionSettings,
 ): Promise<number> {
-  const [short, long] = await Promise.all([
+  // Both settled before anything is thrown: a failed child must not leave the other running when
+  // the bench exits.
+  const [short, long] = await Promise.allSettled([
     countRun(subject, 1, settings.warm, settings.connections),
     countRun(subject, 2, settings.warm + settings.measured, settings.connections),
   ]);
-  return (long - short) / settings.measured;
+  if (short.status === 'rejected') throw short.reason;
+  if (long.status === 'rejected') throw long.reason;
+  return (long.value - short.value) / settings.measured;
 }
 
 /** The table: instructions per request, and each subject's baseline's count over its own. */

@@ -13,7 +13,7 @@ import http from 'node:http';
 import { isTerminalState, type TaskState } from '@agent/core';
 import { createParser } from 'eventsource-parser';
 import { startTestPostgres, type TestPostgres } from '@agent/store-postgres/testing';
-import { referenceServerMain, ServerChild, UNLIMITED_TASKS } from './child.js';
+import { referenceSpec, ServerChild } from './child.js';
 import { request, REQUEST_TIMEOUT_MS, type Answer } from './http-request.js';
 import { percentile } from './stats.js';
 
@@ -199,11 +199,7 @@ async function readBack(
 async function startReplicas(database: string): Promise<ServerChild[]> {
   const started = await Promise.allSettled(
     Array.from({ length: REPLICAS }, (_, k) =>
-      ServerChild.start({
-        label: `reference server replica ${k + 1}, PostgreSQL store`,
-        script: referenceServerMain(),
-        env: { ...UNLIMITED_TASKS, AGENT_STORE: database },
-      }),
+      ServerChild.start(referenceSpec(`replica ${k + 1}, PostgreSQL store`, { AGENT_STORE: database })),
     ),
   );
   const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { referenceServerMain, ServerChild, UNLIMITED_TASKS, type ServerSpec } from './child.js';
+import { referenceSpec, ServerChild, type ServerSpec } from './child.js';
 import {
   assertValgrind,
   instructionsPerRequest,
@@ -344,18 +344,11 @@ async function main(): Promise<void> {
     const samples = await runSubjects(settings, subjects);
     let profile: ProfileSummary | undefined;
     if (runProfile) {
-      profile = await profileReferenceServer(
-        {
-          label: 'reference server, memory store (profiled)',
-          script: referenceServerMain(),
-          env: { ...UNLIMITED_TASKS },
-        },
-        {
-          connections: settings.connections,
-          seconds: settings.profileSeconds,
-          warmupSeconds: settings.warmupSeconds,
-        },
-      );
+      profile = await profileReferenceServer(referenceSpec('memory store (profiled)'), {
+        connections: settings.connections,
+        seconds: settings.profileSeconds,
+        warmupSeconds: settings.warmupSeconds,
+      });
       log(`profile: ${Math.round(profile.busyMs)} ms busy (${profile.window})`);
     }
     const tables = buildTables(settings, subjects, samples, profile);

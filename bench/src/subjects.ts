@@ -16,9 +16,10 @@ import {
 } from './a2a.js';
 import { cancelFloor, cancelLatency } from './cancel.js';
 import {
-  BENCH_SERVERS,
-  referenceServerMain,
-  UNLIMITED_TASKS,
+  a2aSdkSpec as a2aSdk,
+  bareSpec as bare,
+  referenceSpec,
+  transportSpec as transport,
   type ServerChild,
   type ServerSpec,
 } from './child.js';
@@ -112,21 +113,12 @@ export function buildSubjects(
   replicaDatabase: ReplicaDatabase,
 ): Subject[] {
   let sqliteFiles = 0;
-  const bare = (): ServerSpec => ({ label: 'bare node:http', script: BENCH_SERVERS.bareHttp });
-  const transport = (): ServerSpec => ({ label: 'HTTPTransport', script: BENCH_SERVERS.transportHttp });
-  // The task limit is lifted: these subjects measure speed (up to 512 callers, 1,000 tasks canceled
-  // at once), not how the server refuses work past its default of 32 running tasks.
   const reference =
     (label: string, env: Record<string, string> = {}, nodeArgs: string[] = []) =>
-    (): ServerSpec => ({
-      label: `reference server, ${label}`,
-      script: referenceServerMain(),
-      env: { ...UNLIMITED_TASKS, ...env },
-      nodeArgs,
-    });
+    (): ServerSpec =>
+      referenceSpec(label, env, nodeArgs);
   const memory = reference('memory store');
   const a2aMode = reference('A2A mode', { AGENT_A2A: '1' });
-  const a2aSdk = (): ServerSpec => ({ label: '@a2a-js/sdk 1.3 + express', script: BENCH_SERVERS.a2aSdk });
   const sqlite = (): ServerSpec =>
     reference('SQLite store', {
       AGENT_RUN_STORE: `sqlite:${path.join(tmpDir, `run-${++sqliteFiles}.db`)}`,
