@@ -123,7 +123,7 @@ describe('TaskLedger writes to a store with writeTask', () => {
     const task = createTask('x', { id: 'grouped' });
     const { live } = ledger.begin(OWNER, task);
     ledger.record(live, working(task));
-    await Promise.resolve();
+    await new Promise(setImmediate);
     // The first group went as soon as the turn ended; what comes later waits for it, then goes as one.
     ledger.record(live, { ...working(task), type: 'task.progress', message: 'half way' } as TaskEvent);
     ledger.record(live, finalStatusEvent({ ...task, state: 'completed' }));
@@ -137,6 +137,37 @@ describe('TaskLedger writes to a store with writeTask', () => {
     expect((await store.listTaskEvents(OWNER, task.id)).map((e) => e.sequence)).toEqual([1, 2, 3]);
   });
 
+  it('writes a new task that ends within its first turn in one call, with one snapshot: its ending', async () => {
+    const store = new GroupingStore();
+    const ledger = new TaskLedger(store);
+    const task = createTask('x', { id: 'quick' });
+    const { live } = ledger.begin(OWNER, task);
+    ledger.record(live, working(task));
+    await Promise.resolve();
+    // Nothing went at the end of the callback: the first write waits for the end of the turn.
+    expect(store.groups).toEqual([]);
+    ledger.record(live, finalStatusEvent({ ...task, state: 'completed' }));
+    await ledger.finish(live);
+    expect(store.groups).toEqual([['snapshot completed', 'events working,completed']]);
+    expect(store.single).toEqual([]);
+    expect((await store.getTaskRecord(task.id, OWNER))?.state).toBe('completed');
+    expect((await store.listTaskEvents(OWNER, task.id)).map((e) => e.sequence)).toEqual([1, 2]);
+  });
+
+  it("keeps a continued task's ending after its final status: its log may already end with one", async () => {
+    const store = new GroupingStore();
+    const ledger = new TaskLedger(store);
+    const task = createTask('x', { id: 'continued' });
+    await store.saveTaskSnapshot({ ...task, state: 'input-required' }, { owner: OWNER });
+    await store.appendTaskEvents(OWNER, task.id, [finalStatusEvent({ ...task, state: 'input-required' })]);
+    const { live } = ledger.begin(OWNER, task, 1);
+    ledger.record(live, working(task));
+    ledger.record(live, finalStatusEvent({ ...task, state: 'completed' }));
+    await ledger.finish(live);
+    expect(store.groups).toEqual([['snapshot working', 'events working,completed', 'snapshot completed']]);
+    expect((await store.listTaskEvents(OWNER, task.id)).map((e) => e.sequence)).toEqual([1, 2, 3]);
+  });
+
   it('retries a refused group whole, so each event is stored once', async () => {
     const store = new GroupingStore(1);
     const ledger = new TaskLedger(store);
@@ -145,7 +176,7 @@ describe('TaskLedger writes to a store with writeTask', () => {
     ledger.record(live, working(task));
     ledger.record(live, finalStatusEvent({ ...task, state: 'completed' }));
     await ledger.finish(live);
-    const group = ['snapshot working', 'events working,completed', 'snapshot completed'];
+    const group = ['snapshot completed', 'events working,completed'];
     expect(store.groups).toEqual([group, group]);
     expect((await store.getTaskRecord(task.id, OWNER))?.state).toBe('completed');
     expect((await store.listTaskEvents(OWNER, task.id)).map((e) => e.sequence)).toEqual([1, 2]);

@@ -320,7 +320,7 @@ export class TaskLedger {
       return sequencedEvents(rows);
     };
     this.running.set(key, live);
-    const writes = new TaskWrites(this.store, this.coordination, live, this.logger, this.queued);
+    const writes = new TaskWrites(this.store, this.coordination, live, this.logger, this.queued, base === 0);
     this.writes.set(live, writes);
     // Claimed before its first snapshot: no other replica ever sees it running with nobody on it.
     writes.claim();
@@ -388,6 +388,13 @@ class TaskWrites {
    */
   private group: TaskWrite[] | null = null;
   private readonly grouping: boolean;
+  /**
+   * True while none of a new task's writes has gone to a store with `writeTask`. Its first write
+   * waits for the end of the turn (`setImmediate`, after the poll phase) instead of the end of the
+   * current callback: a run that ends by then reaches the store in one call, and that call's one
+   * snapshot is the ending, in the first snapshot's place (see {@link snapshot}).
+   */
+  private unsent: boolean;
   private attempt = 0;
   /** Made only when someone waits for the queue to empty ({@link idle}). */
   private emptied: { promise: Promise<void>; resolve: () => void } | null = null;
@@ -398,8 +405,10 @@ class TaskWrites {
     private readonly live: LiveTask,
     private readonly logger: Logger,
     private readonly depth: WriteState,
+    newTask: boolean,
   ) {
     this.grouping = typeof store.writeTask === 'function';
+    this.unsent = newTask && this.grouping;
   }
 
   private push(write: Write): void {
@@ -408,7 +417,8 @@ class TaskWrites {
     if (this.busy) return;
     this.busy = true;
     // Events recorded in the same turn go in one append.
-    queueMicrotask(this.next);
+    if (this.unsent) setImmediate(this.next);
+    else queueMicrotask(this.next);
   }
 
   /** Marks the task as running on this replica (a store shared by replicas only). */
@@ -428,8 +438,11 @@ class TaskWrites {
     // creates the record before they are appended, and leaves the same record once all is written.
     // Not an ending, though: a record that says the task is over while its final status is not yet
     // logged would let a store shared by replicas refuse that status (an ending is final there).
+    // Unless the record is new and nothing of it is sent: everything waiting then goes in one
+    // `writeTask` call, all or none, and a new record's empty log takes the status after its ending.
     const waiting = this.queue.find((write): write is { snapshot: Task } => 'snapshot' in write);
-    if (waiting && !(isTerminalState(task.state) && this.queue.at(-1) !== waiting)) waiting.snapshot = task;
+    if (waiting && (this.unsent || !isTerminalState(task.state) || this.queue.at(-1) === waiting))
+      waiting.snapshot = task;
     else this.push({ snapshot: task });
   }
 
@@ -461,6 +474,7 @@ class TaskWrites {
       emptied?.resolve();
       return;
     }
+    if (!('claim' in write)) this.unsent = false;
     // A claim or release goes to the coordination, not the store: a group ends before one.
     if (this.grouping && !('claim' in write) && this.queue.length > 0 && !('claim' in this.queue[0]!)) {
       const group: TaskWrite[] = [write];

@@ -130,7 +130,9 @@ export interface RunStore {
    * Applies one task's snapshots and event appends in the order given, all or none: what
    * `saveTaskSnapshot(task, { owner })` and `appendTaskEvents(owner, taskId, events)` do, called in
    * turn, but as one write (one commit for a database). Optional: a store without it gets those
-   * calls one by one instead.
+   * calls one by one instead. A server's first call for a task new to the store may carry the
+   * task's ending first, then every event of its run (one that ended before anything of it was
+   * written): a record's log takes events until it holds a final status, whatever the record says.
    * @throws ValueError when a snapshot is of another task, or on what either call refuses.
    * @throws TaskNotFoundError when events come before the owner has a record of the task.
    */

@@ -492,6 +492,19 @@ export function describeTaskWrites(name: string, harness: StoreHarness): void {
       }
     });
 
+    it("takes a new task's whole run with its ending first: a log with no final status yet takes events", async () => {
+      // What a server sends for a run that ended before any of it was written: one group, one snapshot.
+      const task = taskIn('quick', 's1', 'completed');
+      await writeTask(ALICE, 'quick', [
+        { snapshot: task },
+        { events: [statusEvent('quick'), statusEvent('quick', 'completed', { final: true, task })] },
+      ]);
+      expect((await store.getTaskRecord('quick', ALICE))!.state).toBe('completed');
+      const log = await store.listTaskEvents(ALICE, 'quick');
+      expect(log.map((e) => e.sequence)).toEqual([1, 2]);
+      expect(log[1]!.event).toMatchObject({ state: 'completed', final: true, task: { id: 'quick' } });
+    });
+
     it('refuses events before the owner has a record, and keeps none of the group', async () => {
       await expect(
         writeTask(ALICE, 'missing', [
