@@ -325,6 +325,33 @@ describe('Agent', () => {
     expect(await store.getTaskRecord(elsewhere.id)).toMatchObject({ state: 'completed' });
   });
 
+  it("ends a run the server records without waiting for its report's write; a run of its own waits", async () => {
+    const gate = deferred();
+    const started: string[] = [];
+    // A store whose report writes wait for the gate, as a database's wait for their commit.
+    class SlowReports extends InMemoryRunStore {
+      override async saveRunReport(...args: Parameters<InMemoryRunStore['saveRunReport']>): Promise<void> {
+        started.push(args[0].taskId ?? '');
+        await gate.promise;
+        return super.saveRunReport(...args);
+      }
+    }
+    const store = new SlowReports();
+    const agent = new Agent({ card: { name: 'reports' }, runStore: store, execute: async () => undefined });
+    const served = await agent.runTask(createTask('x', { id: 'served' }), servedBy(store));
+    expect(served.state).toBe('completed');
+    expect(started).toEqual(['served']);
+    let ownDone = false;
+    const own = agent.handleTask(createTask('y', { id: 'own' })).then((task) => ((ownDone = true), task));
+    await new Promise(setImmediate);
+    expect(started).toEqual(['served', 'own']);
+    expect(ownDone).toBe(false);
+    gate.resolve();
+    expect((await own).state).toBe('completed');
+    const runId = (served.metadata.run_context as JsonObject).run_id as string;
+    expect((await store.getRunReport(runId))?.taskId).toBe('served');
+  });
+
   it("gives the caller a final task of its own: changing it changes neither a sink's final event nor the stored report", async () => {
     const store = new InMemoryRunStore();
     // A sink that keeps the task events it is given as they are (InMemoryEventSink copies them).

@@ -336,7 +336,11 @@ export class TaskRun implements ActiveTask {
     // Ended once the sinks saw the final event: an OpenTelemetryBridge among them skips this run's
     // spans only while the run is marked as traced here.
     this.trace.end(state, state === 'failed' ? errorCodeOf(finalTask) : undefined);
-    await this.persist(finalTask);
+    const persisted = this.persist(finalTask);
+    // A server that records this task answers its callers once the store holds the task's ending,
+    // and the report is written beside that ending (for a store that groups writes, in the same
+    // commit) instead of before it, a commit earlier. Without a server, the run ends once saved.
+    if (!this.snapshotsByServer) await persisted;
     if (this.queue && finalEvent) {
       await this.queue.push(finalEvent, { force: true });
       this.queue.close();
