@@ -346,8 +346,14 @@ describe('Agent', () => {
     await new Promise(setImmediate);
     expect(started).toEqual(['served', 'own']);
     expect(ownDone).toBe(false);
+    let stopped = false;
+    const stopping = agent.stop().then(() => (stopped = true));
+    await new Promise(setImmediate);
+    // stop() waits for the report the served run left behind, as for the run still saving its own.
+    expect(stopped).toBe(false);
     gate.resolve();
     expect((await own).state).toBe('completed');
+    await stopping;
     const runId = (served.metadata.run_context as JsonObject).run_id as string;
     expect((await store.getRunReport(runId))?.taskId).toBe('served');
   });

@@ -246,6 +246,8 @@ export class Agent implements TaskHandler {
   private readonly logger: Logger;
   private baseCard: AgentCard;
   private readonly childCancels = new Set<Promise<void>>();
+  /** Run reports being written after their runs ended (runs a server records): `stop()` waits for them. */
+  private readonly reportWrites = new Set<Promise<void>>();
   private readonly registryOptions: AgentRegistryOptions | null;
   /** The registry membership while the agent runs. */
   private registrySeat: RegistrySeat | null = null;
@@ -326,6 +328,11 @@ export class Agent implements TaskHandler {
       genAiMetrics,
       delegate: (target, task, run) => this.delegate(target, task, run),
       reportObserverError: (error, where) => this.reportObserverError(error, where),
+      afterRun: (write) => {
+        this.reportWrites.add(write);
+        const forget = (): void => void this.reportWrites.delete(write);
+        void write.then(forget, forget);
+      },
     };
     this.transport = resolveTransport(options, this.baseCard.url);
     this.transport?.bind(this);
@@ -425,7 +432,8 @@ export class Agent implements TaskHandler {
 
   /**
    * Deregisters from the registry (when `registry` is set), cancels running tasks (reason `agent
-   * stopping`), waits for them, then stops the transport. Idempotent.
+   * stopping`), waits for them and for the run reports still being written, then stops the
+   * transport. Idempotent.
    */
   async stop(): Promise<void> {
     // Leave the registry first: nobody should discover an agent that is going away.
@@ -434,6 +442,7 @@ export class Agent implements TaskHandler {
     for (const entry of running) if (entry.finalState === null) entry.token.cancel('agent stopping');
     await Promise.all(running.map((entry) => entry.done));
     await Promise.all([...this.childCancels]);
+    await Promise.all([...this.reportWrites]);
     await this.transport?.stop();
     if (this.outbound !== this.transport) await this.outbound?.stop();
   }

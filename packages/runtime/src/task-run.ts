@@ -107,6 +107,8 @@ export interface RunHost {
   readonly registry: TaskRegistry;
   delegate(target: string, task: Task, run: TaskRun | null): Promise<Task>;
   reportObserverError(error: unknown, where: string): void;
+  /** Holds a write a run left behind when it ended (never rejects): the agent's `stop()` waits for it. */
+  afterRun(write: Promise<void>): void;
   /** Where an unexpected failure of user logic is logged (its message never reaches the task). */
   readonly logger: Logger;
   /** Also gets each model call's GenAI metrics (the `genAiMetrics` option), or null. */
@@ -340,7 +342,8 @@ export class TaskRun implements ActiveTask {
     // A server that records this task answers its callers once the store holds the task's ending,
     // and the report is written beside that ending (for a store that groups writes, in the same
     // commit) instead of before it, a commit earlier. Without a server, the run ends once saved.
-    if (!this.snapshotsByServer) await persisted;
+    if (this.snapshotsByServer) this.host.afterRun(persisted);
+    else await persisted;
     if (this.queue && finalEvent) {
       await this.queue.push(finalEvent, { force: true });
       this.queue.close();
