@@ -278,11 +278,12 @@ export async function startReferenceServer(
       // stops in two phases: readiness turns `stopping` and new calls are refused, in-flight tasks
       // get `stopGraceMs` to finish, then are canceled with `server shutting down`. The agent's own
       // stop() comes last: it would cancel in-flight tasks at once (`agent stopping`), which the
-      // grace is there to prevent; by then nothing is left for it to do but release what it holds.
+      // grace is there to prevent; by then nothing is left for it to do but release what it holds
+      // and wait for the run reports still being written, before the stores close under them.
       stopping ??= (async () => {
         if (membership) await agent.leaveRegistry();
         await Promise.allSettled(transports.map((t) => t.stop()));
-        if (membership) await agent.stop();
+        await agent.stop();
         await closeStores();
       })();
       return stopping;
