@@ -435,6 +435,12 @@ export function describeTaskWrites(name: string, harness: StoreHarness): void {
       expect(await sequences(ALICE, 't1')).toEqual([1, 2, 3, 4, 5, 6]);
       await writeTask(ALICE, 't1', []);
       expect(await sequences(ALICE, 't1')).toEqual([1, 2, 3, 4, 5, 6]);
+      // A saved record saved again in a group, with the same ids and then with others: the
+      // group's events still go to its log.
+      await writeTask(ALICE, 't1', [{ snapshot: taskIn('t1', 's1') }, { events: [statusEvent('t1')] }]);
+      await writeTask(ALICE, 't1', [{ snapshot: taskIn('t1', 's2') }, { events: [statusEvent('t1')] }]);
+      expect(await sequences(ALICE, 't1')).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(await store.getTaskRecord('t1', ALICE)).toMatchObject({ session_id: 's2' });
       expect(await store.getTaskRecord('t1', BOB)).toBeNull();
     });
 
