@@ -12,6 +12,7 @@
  */
 import http from 'node:http';
 import { createParser } from 'eventsource-parser';
+import { taskBody } from './tasks.js';
 
 /** What the follower process sends its parent. */
 export type FollowerMessage =
@@ -22,7 +23,6 @@ export type FollowerMessage =
 
 /** Tasks started at once, so the server's listen backlog never overflows. */
 export const FOLLOW_BATCH = 100;
-const TIMESTAMP = '2026-01-01T00:00:00.000Z';
 
 /** The id of the `index`th task of a run: the parent names the task to cancel the same way. */
 export function followedTaskId(run: string, index: number): string {
@@ -32,24 +32,6 @@ export function followedTaskId(run: string, index: number): string {
 /** Milliseconds since the epoch with the monotonic clock's resolution, comparable across processes. */
 export function wallNow(): number {
   return performance.timeOrigin + performance.now();
-}
-
-function sleepTask(id: string): string {
-  return JSON.stringify({
-    id,
-    state: 'submitted',
-    messages: [
-      {
-        id: `m-${id}`,
-        role: 'user',
-        parts: [{ type: 'text', content: 'sleep 60000' }],
-        timestamp: TIMESTAMP,
-      },
-    ],
-    artifacts: [],
-    metadata: {},
-    created_at: TIMESTAMP,
-  });
 }
 
 interface FollowReport {
@@ -67,7 +49,7 @@ function follow(base: URL, agent: http.Agent, id: string, report: FollowReport):
       resolve();
     };
     const fail = (error: Error) => (running ? report.error(error.message) : reject(error));
-    const body = sleepTask(id);
+    const body = taskBody(id, 'sleep 60000');
     const req = http.request(
       {
         host: base.hostname,

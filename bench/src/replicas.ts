@@ -16,11 +16,11 @@ import { startTestPostgres, type TestPostgres } from '@agent/store-postgres/test
 import { referenceSpec, ServerChild } from './child.js';
 import { request, REQUEST_TIMEOUT_MS, type Answer } from './http-request.js';
 import { percentile } from './stats.js';
+import { taskBody } from './tasks.js';
 
 export const REPLICAS = 3;
 /** Every `CANCEL_EVERY`th task sleeps and is canceled from another replica: a fifth. */
 const CANCEL_EVERY = 5;
-const TIMESTAMP = '2026-01-01T00:00:00.000Z';
 /** Bound of the wait for a task to run: far above what it takes. */
 const WORKING_BOUND_MS = 30_000;
 const POLL_INTERVAL_MS = 10;
@@ -118,19 +118,6 @@ function finalStatuses(
     req.on('timeout', () => req.destroy(new Error(`log not ended within ${REQUEST_TIMEOUT_MS} ms`)));
     req.on('error', (error) => reject(new Error(`events of ${id}: ${error.message}`)));
     req.end();
-  });
-}
-
-function taskBody(id: string, text: string): string {
-  return JSON.stringify({
-    id,
-    state: 'submitted',
-    messages: [
-      { id: `m-${id}`, role: 'user', parts: [{ type: 'text', content: text }], timestamp: TIMESTAMP },
-    ],
-    artifacts: [],
-    metadata: {},
-    created_at: TIMESTAMP,
   });
 }
 

@@ -4,21 +4,26 @@ import { CLIENT_OPERATIONS, createTask, type Task, type Transport } from '@agent
 export const ECHO_TEXT = 'benchmark payload';
 const TIMESTAMP = '2026-01-01T00:00:00.000Z';
 
-/**
- * A Task as JSON whose ids are autocannon's `[<id>]` placeholder, so each request is a new task
- * (see httpLoad). `text` is the whole user text, command included.
- */
-export function taskBodyTemplate(text: string): string {
+/** A submitted Task `id` as JSON, one user message of `text` (the whole text, command included). */
+export function taskBody(id: string, text: string): string {
   return JSON.stringify({
-    id: '[<id>]',
+    id,
     state: 'submitted',
     messages: [
-      { id: 'm-[<id>]', role: 'user', parts: [{ type: 'text', content: text }], timestamp: TIMESTAMP },
+      { id: `m-${id}`, role: 'user', parts: [{ type: 'text', content: text }], timestamp: TIMESTAMP },
     ],
     artifacts: [],
     metadata: {},
     created_at: TIMESTAMP,
   });
+}
+
+/**
+ * {@link taskBody} whose ids are autocannon's `[<id>]` placeholder, so each request is a new task
+ * (see httpLoad).
+ */
+export function taskBodyTemplate(text: string): string {
+  return taskBody('[<id>]', text);
 }
 
 /** `echo ` and a text of exactly `bytes` ASCII characters. */
