@@ -1,6 +1,13 @@
-import { createTask, ResourceExhaustedError, ValueError, type TaskEvent } from '@agent/core';
+import {
+  createTask,
+  ResourceExhaustedError,
+  UnavailableError,
+  ValueError,
+  type TaskEvent,
+} from '@agent/core';
 import { RedactionPolicy } from '../redaction.js';
 import { RunRecorder } from '../run-recorder.js';
+import { RunReport, type RunReportData } from '../run-report.js';
 import { completedRun, runContext } from '../test-support/fixtures.js';
 import { describeRunStore, describeTaskWrites } from '../testing/run-store-suite.js';
 import { InMemoryRunStore } from './in-memory-run-store.js';
@@ -230,5 +237,110 @@ describe('InMemoryRunStore bounds', () => {
   it('rejects bad bounds with ValueError', () => {
     for (const options of [{ maxTasks: 0 }, { maxTasks: 1.5 }, { maxBytes: -1 }, { maxBytes: Infinity }])
       expect(() => new InMemoryRunStore(options)).toThrow(ValueError);
+  });
+});
+
+describe('InMemoryRunStore report writes', () => {
+  /** A policy that counts the texts it writes: when the store serializes a report. */
+  class CountingPolicy extends RedactionPolicy {
+    written = 0;
+    override redactedJson(value: unknown): string {
+      this.written += 1;
+      return super.redactedJson(value);
+    }
+  }
+
+  function reportOf(runId: string, metadata: Record<string, unknown> = {}) {
+    const context = runContext({ run_id: runId });
+    const recorder = new RunRecorder({ context });
+    for (const event of completedRun(`task-${runId}`, context).events) recorder.recordTaskEvent(event);
+    return recorder.toReport({ metadata: metadata as never });
+  }
+
+  const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+  it('writes a report after the current turn, and its save resolves once it is written', async () => {
+    const policy = new CountingPolicy();
+    const store = new InMemoryRunStore({ redactionPolicy: policy });
+    let saved = false;
+    const save = store.saveRunReport(reportOf('run-1')).then(() => (saved = true));
+    expect(policy.written).toBe(0);
+    await Promise.resolve();
+    expect(saved).toBe(false);
+    await turn();
+    await save;
+    expect(policy.written).toBe(1);
+    expect(saved).toBe(true);
+  });
+
+  it('writes pending reports before any read of reports, so a saved report is found at once', async () => {
+    const store = new InMemoryRunStore();
+    const report = reportOf('run-2', { api_key: 'sk-secret' });
+    const save = store.saveRunReport(report);
+    const found = await store.getRunReport('run-2');
+    expect(found!.toDict()).toEqual(report.toDict({ redactionPolicy: RedactionPolicy.default() }));
+    expect(found!.metadata.api_key).toBe('[REDACTED]');
+    void store.saveRunReport(reportOf('run-3'));
+    expect((await store.listRunReports()).map((r) => r.runId).sort()).toEqual(['run-2', 'run-3']);
+    void store.saveRunReport(reportOf('run-4'));
+    expect(store.usage.reports).toBe(3);
+    void store.saveRunReport(reportOf('run-5'));
+    expect(await store.deleteBefore('2999-01-01T00:00:00Z')).toBe(4);
+    await save;
+  });
+
+  it('keeps the last of two saves of one run, as written in save order', async () => {
+    const store = new InMemoryRunStore();
+    const first = store.saveRunReport(reportOf('run-6', { n: 1 }));
+    const second = store.saveRunReport(reportOf('run-6', { n: 2 }));
+    await Promise.all([first, second]);
+    expect((await store.getRunReport('run-6'))!.metadata).toEqual({ n: 2 });
+    expect(store.usage.reports).toBe(1);
+  });
+
+  it('rejects only the save whose report cannot be written', async () => {
+    const store = new InMemoryRunStore();
+    const good = store.saveRunReport(reportOf('run-7'));
+    class Unwritable extends RunReport {
+      override toDict(): RunReportData {
+        const data = super.toDict();
+        return {
+          ...data,
+          metadata: {
+            bad: {
+              toJSON: () => {
+                throw new Error('no');
+              },
+            },
+          } as never,
+        };
+      }
+    }
+    const bad = store.saveRunReport(new Unwritable(reportOf('run-8').toDict()));
+    await expect(bad).rejects.toThrow(ValueError);
+    await expect(good).resolves.toBeUndefined();
+    expect(await store.getRunReport('run-8')).toBeNull();
+    expect(await store.getRunReport('run-7')).not.toBeNull();
+  });
+
+  it('holds at most 1,024 unwritten reports: a burst past that writes its oldest at once', async () => {
+    const policy = new CountingPolicy();
+    const store = new InMemoryRunStore({ redactionPolicy: policy });
+    const report = reportOf('run-burst');
+    const saves: Promise<void>[] = [];
+    for (let i = 0; i < 1024; i++) saves.push(store.saveRunReport(report));
+    expect(policy.written).toBe(0);
+    saves.push(store.saveRunReport(report), store.saveRunReport(report));
+    expect(policy.written).toBe(2);
+    await Promise.all(saves);
+    expect(policy.written).toBe(1026);
+  });
+
+  it('writes the pending reports when it closes: their saves resolve', async () => {
+    const store = new InMemoryRunStore();
+    const save = store.saveRunReport(reportOf('run-9'));
+    store.close();
+    await expect(save).resolves.toBeUndefined();
+    await expect(store.saveRunReport(reportOf('run-10'))).rejects.toThrow(UnavailableError);
   });
 });

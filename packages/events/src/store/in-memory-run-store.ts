@@ -21,14 +21,15 @@ import {
   pageTokenOf,
   reportQueryOf,
   recordOf,
-  reportTextRowOf,
+  reportRowOf,
+  reportTextOf,
   retentionOf,
   taskNotFound,
   taskQueryOf,
   taskRowOf,
   taskWriteRowsOf,
   type PageCursor,
-  type ReportTextRow,
+  type ReportRow,
   type TaskColumns,
   type TaskRow,
 } from './records.js';
@@ -106,9 +107,22 @@ interface Entry {
   bytes: number;
 }
 
+/** A report saved and not yet written: see `InMemoryRunStore.saveRunReport`. */
+interface PendingReport {
+  row: ReportRow;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Most reports waiting to be written: a turn that saves more (a burst, or a caller that never
+ * yields to the event loop) writes its oldest at once instead of holding them all.
+ */
+const MAX_PENDING_REPORTS = 1024;
+
 /** A run report as the store keeps it. */
 interface ReportEntry {
-  columns: ReportTextRow['columns'];
+  columns: ReportRow['columns'];
   report: HeldText;
   bytes: number;
 }
@@ -163,6 +177,10 @@ export class InMemoryRunStore implements RunStore {
   #lastTerminal: TaskColumns | null = null;
   /** Run reports in save order (a re-saved report moves to the end), with their bytes. */
   readonly #reports = new InsertionQueue<string, ReportEntry>();
+  /** Reports saved and not yet written as text, in save order, from `#pendingHead` on. */
+  #pending: (PendingReport | undefined)[] = [];
+  #pendingHead = 0;
+  #writeScheduled = false;
   readonly #policy: RedactionPolicy | null;
   readonly #maxTasks: number;
   readonly #maxBytes: number;
@@ -195,11 +213,13 @@ export class InMemoryRunStore implements RunStore {
 
   /** What the store holds now: task records, run reports, and the bytes of all of it. */
   get usage(): { tasks: number; reports: number; bytes: number } {
+    if (!this.#closed) this.#writePending();
     return { tasks: this.#tasks.size, reports: this.#reports.size, bytes: this.#bytes };
   }
 
   /** Resolves once every record saved so far that is due for compression has been compressed. */
   settled(): Promise<void> {
+    if (!this.#closed) this.#writePending();
     return this.#packs.settled();
   }
 
@@ -345,17 +365,69 @@ export class InMemoryRunStore implements RunStore {
     return delta < 0 && !this.#closed ? { data, delta } : null;
   }
 
-  async saveRunReport(report: RunReport): Promise<void> {
-    this.#open();
-    const row = reportTextRowOf(report, this.#policy);
-    const runId = row.columns.run_id;
+  /**
+   * Checks the report and reads it now; its text is written after the current turn (see
+   * {@link #writePending}), and the promise resolves then. Every read of reports writes the pending
+   * ones first, so a saved report is found at once.
+   */
+  saveRunReport(report: RunReport): Promise<void> {
+    let row: ReportRow;
+    try {
+      this.#open();
+      row = reportRowOf(report);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise<void>((resolve, reject) => {
+      // A burst larger than the bound writes its oldest reports at once instead of holding them all.
+      if (this.#pending.length - this.#pendingHead >= MAX_PENDING_REPORTS) this.#writePending(true);
+      this.#pending.push({ row, resolve, reject });
+      if (!this.#writeScheduled) {
+        this.#writeScheduled = true;
+        setImmediate(this.#writeTurn);
+      }
+    });
+  }
+
+  /**
+   * Writes the reports saved during the turn, in its check phase: a run's report is written after
+   * its callers were answered. A thousand tasks canceled at once get their answers first and their
+   * reports (each with every event of its run) after, instead of one report between two answers.
+   */
+  readonly #writeTurn = (): void => {
+    this.#writeScheduled = false;
+    this.#writePending();
+  };
+
+  /** Writes pending reports in save order: all of them, or only the oldest with `oldestOnly`. */
+  #writePending(oldestOnly = false): void {
+    const pending = this.#pending;
+    while (this.#pendingHead < pending.length) {
+      const item = pending[this.#pendingHead]!;
+      pending[this.#pendingHead++] = undefined;
+      try {
+        this.#putReport(item.row.columns, reportTextOf(item.row.data, this.#policy));
+        item.resolve();
+      } catch (error) {
+        item.reject(error);
+      }
+      if (oldestOnly) break;
+    }
+    if (this.#pendingHead === pending.length) {
+      this.#pending = [];
+      this.#pendingHead = 0;
+    }
+  }
+
+  #putReport(columns: ReportRow['columns'], text: string): void {
+    const runId = columns.run_id;
     const previous = this.#reports.get(runId);
     if (previous) this.#removeReport(runId, previous.bytes);
-    const textBytes = Buffer.byteLength(row.report, 'utf8');
+    const textBytes = Buffer.byteLength(text, 'utf8');
     const entry: ReportEntry = {
-      columns: row.columns,
-      report: row.report,
-      bytes: textBytes + columnBytes(row.columns),
+      columns,
+      report: text,
+      bytes: textBytes + columnBytes(columns),
     };
     this.#reports.set(runId, entry);
     this.#bytes += entry.bytes;
@@ -509,12 +581,14 @@ export class InMemoryRunStore implements RunStore {
 
   async getRunReport(runId: string): Promise<RunReport | null> {
     this.#open();
+    this.#writePending();
     const entry = this.#reports.get(checkId(runId, 'runId'));
     return entry ? reportOfEntry(entry) : null;
   }
 
   async listRunReports(query?: RunReportQuery): Promise<RunReport[]> {
     this.#open();
+    this.#writePending();
     const q = reportQueryOf(query);
     const matches = this.#reports
       .values()
@@ -534,6 +608,7 @@ export class InMemoryRunStore implements RunStore {
   async deleteBefore(isoTimestamp: string): Promise<number> {
     this.#open();
     const cutoff = normalizeTimestamp(isoTimestamp, 'deleteBefore timestamp');
+    this.#writePending();
     let deleted = 0;
     for (const [key, entry] of this.#tasks) {
       if (entry.record.updated_at < cutoff) {
@@ -550,7 +625,9 @@ export class InMemoryRunStore implements RunStore {
     return deleted;
   }
 
+  /** Reports saved before the close are written first: their saves resolve, as stored. */
   close(): void {
+    if (!this.#closed) this.#writePending();
     this.#closed = true;
     this.#packs.clear();
     this.#tasks.clear();

@@ -20,7 +20,7 @@ import {
 } from '@agent/core/internal';
 import { plainRedactedJson, redactedJsonSharing, type RedactionPolicy } from '../redaction.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask } from '../run-context.js';
-import { rawReportData, type RunReport } from '../run-report.js';
+import { rawReportData, type RunReport, type RunReportData } from '../run-report.js';
 import { decodePageToken, encodePageToken, queryFingerprint } from './page-token.js';
 import { storedReportOf } from './stored-report.js';
 import {
@@ -162,6 +162,23 @@ export interface ReportTextRow {
 }
 
 export function reportTextRowOf(report: RunReport, policy: RedactionPolicy | null): ReportTextRow {
+  const { columns, data } = reportRowOf(report);
+  return { columns, report: reportTextOf(data, policy) };
+}
+
+/** A run report checked and read for storing: its columns, and the data its text is written from. */
+export interface ReportRow {
+  columns: Omit<RunReportRow, 'report'>;
+  /** The report's own data (never changed again) or a copy of its own: see {@link rawReportData}. */
+  data: RunReportData;
+}
+
+/**
+ * The columns of a report, checked, and its data: everything {@link reportTextRowOf} reads of the
+ * report, so that the text may be written later ({@link reportTextOf}) from what was read now.
+ * @throws ValueError when it is not a report, or has no run id.
+ */
+export function reportRowOf(report: RunReport): ReportRow {
   if (!report || typeof report.toDict !== 'function') throw new ValueError('saveRunReport needs a RunReport');
   if (report.runId === null)
     throw new ValueError('A RunReport without run_id cannot be stored', { data: { field: 'run_id' } });
@@ -174,8 +191,13 @@ export function reportTextRowOf(report: RunReport, policy: RedactionPolicy | nul
       agent_name: report.agentName,
       created_at: normalizeTimestamp(report.createdAt, 'RunReport.created_at'),
     },
-    report: storedJson(storedReportOf(rawReportData(report)), policy, 'RunReport'),
+    data: rawReportData(report),
   };
+}
+
+/** The masked text a store keeps of a report's data. */
+export function reportTextOf(data: RunReportData, policy: RedactionPolicy | null): string {
+  return storedJson(storedReportOf(data), policy, 'RunReport');
 }
 
 /**
