@@ -245,9 +245,11 @@ export class Agent implements TaskHandler {
   /** Where unexpected failures of user logic are logged. */
   private readonly logger: Logger;
   private baseCard: AgentCard;
-  private readonly childCancels = new Set<Promise<void>>();
-  /** Run reports being written after their runs ended (runs a server records): `stop()` waits for them. */
-  private readonly reportWrites = new Set<Promise<void>>();
+  /**
+   * Work left behind that never rejects, held until it settles, for `stop()` to wait for: cancels
+   * sent to child tasks, and run reports being written after their runs ended (runs a server records).
+   */
+  private readonly leftovers = new Set<Promise<void>>();
   private readonly registryOptions: AgentRegistryOptions | null;
   /** The registry membership while the agent runs. */
   private registrySeat: RegistrySeat | null = null;
@@ -328,11 +330,7 @@ export class Agent implements TaskHandler {
       genAiMetrics,
       delegate: (target, task, run) => this.delegate(target, task, run),
       reportObserverError: (error, where) => this.reportObserverError(error, where),
-      afterRun: (write) => {
-        this.reportWrites.add(write);
-        const forget = (): void => void this.reportWrites.delete(write);
-        void write.then(forget, forget);
-      },
+      afterRun: (write) => this.holdUntilSettled(write),
     };
     this.transport = resolveTransport(options, this.baseCard.url);
     this.transport?.bind(this);
@@ -441,8 +439,7 @@ export class Agent implements TaskHandler {
     const running = this.registry.entries;
     for (const entry of running) if (entry.finalState === null) entry.token.cancel('agent stopping');
     await Promise.all(running.map((entry) => entry.done));
-    await Promise.all([...this.childCancels]);
-    await Promise.all([...this.reportWrites]);
+    await Promise.all([...this.leftovers]);
     await this.transport?.stop();
     if (this.outbound !== this.transport) await this.outbound?.stop();
   }
@@ -790,9 +787,14 @@ export class Agent implements TaskHandler {
             this.reportObserverError(error, 'childCancel');
           }
         },
-      )
-      .finally(() => this.childCancels.delete(pending));
-    this.childCancels.add(pending);
+      );
+    this.holdUntilSettled(pending);
+  }
+
+  /** Keeps `work` (which never rejects) in {@link leftovers} until it settles. */
+  private holdUntilSettled(work: Promise<void>): void {
+    this.leftovers.add(work);
+    void work.finally(() => this.leftovers.delete(work));
   }
 }
 
