@@ -213,13 +213,13 @@ export class InMemoryRunStore implements RunStore {
 
   /** What the store holds now: task records, run reports, and the bytes of all of it. */
   get usage(): { tasks: number; reports: number; bytes: number } {
-    if (!this.#closed) this.#writePending();
+    this.#writePending();
     return { tasks: this.#tasks.size, reports: this.#reports.size, bytes: this.#bytes };
   }
 
   /** Resolves once every record saved so far that is due for compression has been compressed. */
   settled(): Promise<void> {
-    if (!this.#closed) this.#writePending();
+    this.#writePending();
     return this.#packs.settled();
   }
 
@@ -627,7 +627,7 @@ export class InMemoryRunStore implements RunStore {
 
   /** Reports saved before the close are written first: their saves resolve, as stored. */
   close(): void {
-    if (!this.#closed) this.#writePending();
+    this.#writePending();
     this.#closed = true;
     this.#packs.clear();
     this.#tasks.clear();
