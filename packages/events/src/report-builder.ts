@@ -17,7 +17,14 @@ import { isRecord } from '@agent/core/internal';
 import { snapshot } from '@agent/core/internal';
 import type { ContextManifestData } from './context-manifest.js';
 import { mergeRunIds, runIdsOfTask, type RunIds } from './run-context.js';
-import { RUN_EVENT_VERSION, type PolicyDecisionData, type RunEvent, type RunEventType } from './run-event.js';
+import {
+  RUN_EVENT_VERSION,
+  sealedEnvelopeOf,
+  type BasePayload,
+  type PolicyDecisionData,
+  type RunEvent,
+  type RunEventType,
+} from './run-event.js';
 import {
   emptyLLMMetrics,
   type ActionRecord,
@@ -97,7 +104,14 @@ export class ReportFold {
   readonly #maxStreamed: number;
   #streamed = 0;
   #dropped = 0;
-  readonly #events: RunEvent[] = [];
+  /**
+   * The events listed, in arrival order: an event as it was given, or only the payload of one that
+   * is exactly the envelope of its payload and sequence (see {@link adoptEnvelope}). A long run
+   * lists up to thousands of events, kept until it ends: a payload is half of what its event holds.
+   */
+  readonly #listed: (RunEvent | BasePayload)[] = [];
+  /** Per entry of `#listed`: the sequence of a payload kept alone, or -1 for a whole event. */
+  readonly #sequences: number[] = [];
   readonly #ids: RunIds = { run_id: null, session_id: null, trace_id: null, agent_name: null };
   #taskId: string | null = null;
   #status: TaskState | null = null;
@@ -119,9 +133,16 @@ export class ReportFold {
     this.#maxStreamed = options.maxStreamedEvents ?? Infinity;
   }
 
-  /** The events the report lists, in arrival order: the fold's own copies, not to be changed. */
-  get events(): readonly RunEvent[] {
-    return this.#events;
+  /**
+   * The events the report lists, in arrival order: the fold's own, for a report's data or to be
+   * copied, never to be changed.
+   */
+  get events(): RunEvent[] {
+    const sequences = this.#sequences;
+    return this.#listed.map((entry, index) => {
+      const sequence = sequences[index]!;
+      return sequence < 0 ? (entry as RunEvent) : sealedEnvelopeOf(entry as BasePayload, sequence);
+    });
   }
 
   /** Streamed events folded in but not listed. */
@@ -135,11 +156,12 @@ export class ReportFold {
   }
 
   /**
-   * Folds in an event the caller hands over: one nobody else holds or changes from now on (built
-   * for the fold alone, e.g. by `RunEvent.fromTaskEvent`). The fold keeps it as it is, so it is not
-   * copied a second time.
+   * Folds in an event the caller hands over: one nobody else holds or changes from now on, and
+   * exactly `envelopeOf(event.payload, event.sequence)` (as `RunEvent.fromTaskEvent` builds it). The
+   * fold is not copied again, and of a listed one only the payload is kept: the envelope is made
+   * again from it when the events are read.
    */
-  adopt(event: RunEvent): void {
+  adoptEnvelope(event: RunEvent): void {
     this.#add(event, true);
   }
 
@@ -150,9 +172,16 @@ export class ReportFold {
       this.#fold(event, handedOver);
       return;
     }
-    const own = handedOver ? event : snapshot(event);
+    if (handedOver) {
+      this.#fold(event, true);
+      this.#listed.push(event.payload);
+      this.#sequences.push(event.sequence);
+      return;
+    }
+    const own = snapshot(event);
     this.#fold(own, true);
-    this.#events.push(own);
+    this.#listed.push(own);
+    this.#sequences.push(-1);
   }
 
   /**
@@ -182,7 +211,7 @@ export class ReportFold {
       ended_at: this.#endedAt,
       duration_seconds: secondsBetween(this.#startedMs, this.#endedMs),
       created_at: nowIso(),
-      events: [...this.#events],
+      events: this.events,
       dropped_events: this.#dropped,
       context_manifests: [...this.#manifests],
       actions: this.#actions ? [...this.#actions.values()].map((record) => ({ ...record })) : [],

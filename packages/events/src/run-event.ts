@@ -393,6 +393,22 @@ export function envelopeOf(payload: BasePayload, sequence: number): RunEvent {
   return event as unknown as RunEvent;
 }
 
+/**
+ * Envelopes {@link sealedEnvelopeOf} made for data nobody changes: {@link isEnvelopeOf} knows its
+ * answer for them without comparing a field.
+ */
+const sealedEnvelopes = new WeakSet<object>();
+
+/**
+ * `envelopeOf` for an event that is never changed afterwards: a report's own, which it only ever
+ * hands out as copies. A store writing that report then keeps it as its payload at once.
+ */
+export function sealedEnvelopeOf(payload: BasePayload, sequence: number): RunEvent {
+  const event = envelopeOf(payload, sequence);
+  sealedEnvelopes.add(event);
+  return event;
+}
+
 /** The envelope's `action_id`: the payload's own, else its action's. */
 function actionIdOf(source: Record<string, unknown>): string | null {
   const action = actionOf(source);
@@ -418,6 +434,7 @@ function finalOf(type: RunEventType, source: Record<string, unknown>): boolean {
  * the envelope: this runs for every event a report stores.
  */
 export function isEnvelopeOf(event: RunEvent): boolean {
+  if (sealedEnvelopes.has(event)) return true;
   const payload: unknown = event.payload;
   if (!isRecord(payload) || !isRunEventType(payload.type) || typeof payload.task_id !== 'string')
     return false;

@@ -75,7 +75,7 @@ export class RunRecorder extends SequencedEventSink {
       const event = recorder.#fromTaskEvent(taskEvent, options);
       recorder.#handedOver = true;
       try {
-        recorder.emit(event);
+        recorder.emitOwn(event);
       } finally {
         recorder.#handedOver = false;
       }
@@ -116,8 +116,9 @@ export class RunRecorder extends SequencedEventSink {
   }
 
   protected store(event: RunEvent): void {
-    // A handed-over event is a shallow copy (the sequence set) of one only this recorder holds.
-    if (this.#handedOver) this.#fold.adopt(event);
+    // A handed-over event was built by fromTaskEvent for this recorder alone and numbered in place:
+    // it is still exactly the envelope of its payload, which is all the fold needs to keep of it.
+    if (this.#handedOver) this.#fold.adoptEnvelope(event);
     else this.#fold.add(event);
   }
 
@@ -126,7 +127,7 @@ export class RunRecorder extends SequencedEventSink {
    * streamed ones past `maxStreamedEvents`.
    */
   get events(): RunEvent[] {
-    return snapshot([...this.#fold.events]);
+    return snapshot(this.#fold.events);
   }
 
   /** Streamed events recorded past `maxStreamedEvents`: folded in, not listed. */

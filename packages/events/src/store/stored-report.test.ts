@@ -1,6 +1,7 @@
 import { ValueError, type TaskEvent } from '@agent/core';
 import { RedactionPolicy } from '../redaction.js';
-import { RunRecorder } from '../run-recorder.js';
+import { recordTaskEventOnly, RunRecorder } from '../run-recorder.js';
+import { RunEvent } from '../run-event.js';
 import { RunReport, type RunReportData } from '../run-report.js';
 import { completedRun, runContext } from '../test-support/fixtures.js';
 import { reportTextRowOf } from './records.js';
@@ -78,6 +79,38 @@ describe('the stored form of a run report', () => {
     expect(reportOfStoredText(text).toDict({ redactionPolicy: null })).toEqual(
       report.toDict({ redactionPolicy: null }),
     );
+  });
+
+  it('stores the events a runtime handed over as payloads, beside events recorded whole, and reads them back', () => {
+    const context = runContext({ run_id: 'run-handed' });
+    const run = completedRun('task-handed', context);
+    const recorder = new RunRecorder({ context });
+    const [first, ...rest] = run.events;
+    recordTaskEventOnly(recorder, first!);
+    // An event of the recorder's own making that is not its payload's envelope stays whole.
+    const own = RunEvent.fromTaskEvent(rest[0]!, { context });
+    recorder.recordEvent({ ...own, summary: 'said otherwise' });
+    for (const event of rest.slice(1)) recordTaskEventOnly(recorder, event);
+    const report = recorder.toReport();
+
+    const text = storedText(report);
+    const stored = JSON.parse(text) as { events: StoredEvent[]; final_task_event?: number };
+    expect(stored.events.map((event) => event.sequence)).toEqual(run.events.map((_, index) => index + 1));
+    expect(stored.events[1]).toHaveProperty('summary', 'said otherwise');
+    for (const [index, event] of stored.events.entries())
+      if (index !== 1) expect(Object.keys(event).sort()).toEqual(['payload', 'sequence']);
+    expect(stored.final_task_event).toBe(run.events.length - 1);
+    expect(reportOfStoredText(text).toDict({ redactionPolicy: null })).toEqual(
+      report.toDict({ redactionPolicy: null }),
+    );
+
+    // The events a report hands out are copies: changing them changes neither the report nor its text.
+    for (const event of report.events) (event as { summary: string | null }).summary = 'changed';
+    for (const event of recorder.events) (event as { summary: string | null }).summary = 'changed';
+    expect(storedText(report)).toBe(text);
+    // A report built again differs only in when it was built.
+    const built = (stored: string) => stored.replace(/"created_at":"[^"]*"/, '"created_at":""');
+    expect(built(storedText(recorder.toReport()))).toBe(built(text));
   });
 
   it('stores a report without events or final task as it is, plus its form', () => {
