@@ -32,9 +32,12 @@ export const STREAM_WINDOW = 256;
 /**
  * How many of a running task's latest events stay in memory once the store holds them: followers
  * near the head (nearly all of them) read from memory; one further behind reads the older ones back
- * from the store, so a long run costs the store's copy of its log, not a second one here.
+ * from the store, so a long run costs the store's copy of its log, not a second one here. As many as
+ * a streamed run may get ahead of its starter ({@link STREAM_WINDOW}), so a starter never reads its
+ * own stream back from the store. It holds between one and two tails: a thousand long runs held
+ * up to two thousand events each, ~0.3 MB a run, when this was 1,024.
  */
-export const LIVE_TAIL = 1024;
+export const LIVE_TAIL = STREAM_WINDOW;
 
 /** Reads a running task's stored events after a sequence (the ledger gives each LiveTask its store). */
 export type StoredEventReader = (after: number, limit: number) => Promise<TaskEvent[]>;
