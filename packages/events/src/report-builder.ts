@@ -157,9 +157,9 @@ export class ReportFold {
 
   /**
    * Folds in an event the caller hands over: one nobody else holds or changes from now on, and
-   * exactly `envelopeOf(event.payload, event.sequence)` (as `RunEvent.fromTaskEvent` builds it). The
-   * fold is not copied again, and of a listed one only the payload is kept: the envelope is made
-   * again from it when the events are read.
+   * exactly `envelopeOf(event.payload, event.sequence)` (as `RunEvent.fromTaskEvent` builds it). It
+   * is not copied again, and of a listed one only the payload is kept: the envelope is made again
+   * from it when the events are read.
    */
   adoptEnvelope(event: RunEvent): void {
     this.#add(event, true);
