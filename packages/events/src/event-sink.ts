@@ -25,16 +25,13 @@ export abstract class SequencedEventSink implements EventSink {
     if (!RunEvent.is(event)) {
       throw new ValueError('EventSink.emit needs a RunEvent (build one with RunEvent.fromTaskEvent)');
     }
-    const stored = { ...event, sequence: this.#next } as RunEvent;
-    this.store(stored);
-    this.#next += 1;
-    return stored;
+    return this.emitOwn({ ...event });
   }
 
   /**
-   * `emit` for an event this sink alone holds, built for it by `RunEvent.fromTaskEvent`: it is
-   * numbered in place rather than checked and copied again. One event per tick of every running
-   * task comes this way; its copy was a twenty-field object each, kept for the run's report.
+   * Numbers an event this sink alone holds in place, and stores it: what `emit` does with its copy,
+   * and what a sink does directly with an event built for it by `RunEvent.fromTaskEvent`, which
+   * needs neither the check nor a copy (one per tick of every running task, each kept for a report).
    */
   protected emitOwn(event: RunEvent): RunEvent {
     event.sequence = this.#next;
