@@ -34,8 +34,8 @@ export const STREAM_WINDOW = 256;
  * near the head (nearly all of them) read from memory; one further behind reads the older ones back
  * from the store, so a long run costs the store's copy of its log, not a second one here. As many as
  * a streamed run may get ahead of its starter ({@link STREAM_WINDOW}), so a starter never reads its
- * own stream back from the store. It holds between one and two tails: a thousand long runs held
- * up to two thousand events each, ~0.3 MB a run, when this was 1,024.
+ * own stream back from the store, and no more: a run holds between one and two tails, and every
+ * event held is a copy the store has too.
  */
 export const LIVE_TAIL = STREAM_WINDOW;
 
