@@ -26,6 +26,7 @@ export { checkOptionNames, optionNames } from './option-names.js';
 export { isLogger } from './logger.js';
 export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';
 export { copyPlainData, copyWith, snapshot } from './clone.js';
+export { handOverEvents, handsOverEvents } from './handed-over.js';
 export { ReleasingMap } from './releasing-map.js';
 export { ownerKey } from './owner-key.js';
 export { retryAfterMsOption } from './concurrency-limit.js';

@@ -24,6 +24,7 @@ import {
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { handsOverEvents } from '@agent/core/internal';
 import { Agent } from './agent.js';
 import type { RunHandle } from './task-run.js';
 import { collect, deferred, types } from './test-support/helpers.js';
@@ -412,6 +413,27 @@ describe('Agent', () => {
     ]);
     expect(await agent.getTask(task.id)).toMatchObject({ id: task.id, state: 'completed' });
     expect((await agent.listTasks({ sessionId: 'sess-1' })).map((entry) => entry.id)).toEqual([task.id]);
+  });
+
+  it("hands its stream's events over to the reader, unless a sink may keep them too", async () => {
+    const store = new InMemoryRunStore();
+    const execute = async (_task: Task, run: RunHandle): Promise<void> =>
+      void (await run.progress(0.5, 'half'));
+    const alone = new Agent({ card: { name: 'alone' }, runStore: store, execute });
+    const stream = alone.handleTaskStreaming(createTask('x'));
+    expect(handsOverEvents(stream[Symbol.asyncIterator]())).toBe(true);
+    const events = await collect(stream);
+    // The reader numbers them in place (as a server does): the run's report keeps its own copies.
+    events.forEach((event, index) => Object.assign(event, { sequence: index + 100, message: 'changed' }));
+    const final = events.at(-1) as Extract<TaskEvent, { type: 'task.status' }>;
+    const runId = (final.task!.metadata.run_context as JsonObject).run_id as string;
+    await store.settled();
+    const payloads = (await store.getRunReport(runId))!.events.map((event: RunEvent) => event.payload);
+    expect(payloads.map((payload) => payload.sequence)).toEqual([undefined, undefined, undefined]);
+    expect(payloads[1]).toMatchObject({ type: 'task.progress', message: 'half' });
+    const sink = new InMemoryEventSink();
+    const watched = new Agent({ card: { name: 'watched' }, eventSink: sink, execute });
+    expect(handsOverEvents(watched.handleTaskStreaming(createTask('x'))[Symbol.asyncIterator]())).toBe(false);
   });
 
   it('a run report keeps events as they were, whatever the run and the caller change later', async () => {

@@ -28,7 +28,14 @@ import {
   getDefaultLogger,
   type Logger,
 } from '@agent/core';
-import { checkOptionNames, copyPlainData, isRecord, numberOption, optionNames } from '@agent/core/internal';
+import {
+  checkOptionNames,
+  copyPlainData,
+  handOverEvents,
+  isRecord,
+  numberOption,
+  optionNames,
+} from '@agent/core/internal';
 import type { Authenticator } from '@agent/auth';
 import {
   DEFAULT_OWNER,
@@ -506,7 +513,9 @@ export class Agent implements TaskHandler {
       },
       [Symbol.asyncIterator]: () => iterator,
     };
-    return iterator;
+    // Each event is built for the queue and copied by the recorder; a sink may keep what it is
+    // given, so only without one does the reader get events nobody else holds.
+    return this.eventSink === null ? handOverEvents(iterator) : iterator;
   }
 
   /**

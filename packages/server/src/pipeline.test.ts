@@ -10,7 +10,7 @@ import {
   createJsonLogger,
   type Logger,
 } from '@agent/core';
-import { finalStatusEvent } from '@agent/core/internal';
+import { finalStatusEvent, handOverEvents } from '@agent/core/internal';
 import { APIKeyAuth, SecurityContext } from '@agent/auth';
 import { ANONYMOUS_PRINCIPAL } from '@agent/core';
 import { ServerPipeline, SHUTDOWN_REASON } from './pipeline.js';
@@ -160,6 +160,53 @@ describe('ServerPipeline', () => {
     // The run is an in-flight call until its last store write is done, a moment after the caller's end.
     await until(() => pipeline.activeCalls === 0);
     await expect(pipeline.tasks.lookup(OWNER, t.id)).resolves.toHaveProperty('record');
+  });
+
+  it("copies what a handler's stream yields, unless the stream hands its events over", async () => {
+    const yielded: TaskEvent[] = [];
+    const progress = (t: Task): TaskEvent => {
+      const event = {
+        type: 'task.progress',
+        task_id: t.id,
+        timestamp: t.created_at,
+        message: 'half',
+      } as unknown as TaskEvent;
+      yielded.push(event);
+      return event;
+    };
+    const stream = (handsOver: boolean) =>
+      handler({
+        handleTaskStreaming(t) {
+          const events = (async function* () {
+            const event = progress(t);
+            yield event;
+            // A handler that reuses its object after yielding it must not rewrite what was recorded.
+            (event as unknown as { message: string }).message = 'rewritten';
+            yield finalStatusEvent({ ...t, state: 'completed' });
+          })();
+          return handsOver ? handOverEvents(events) : events;
+        },
+      });
+    for (const handsOver of [false, true]) {
+      yielded.length = 0;
+      const pipeline = new ServerPipeline({ transport: 'http', handler: stream(handsOver) });
+      const t = task();
+      const events = await collect(pipeline.stream(await pipeline.open(request()), t));
+      expect(events.map((e) => e.sequence)).toEqual([1, 2]);
+      await until(() => pipeline.activeCalls === 0);
+      const stored = await pipeline.tasks.store.listTaskEvents(OWNER, t.id);
+      if (handsOver) {
+        // Numbered in place: the reader got the handler's own object, which a handing-over
+        // handler promises never to touch again (this one breaks that promise, to show it).
+        expect(events[0]).toBe(yielded[0]);
+        expect(yielded[0]).toMatchObject({ sequence: 1, message: 'rewritten' });
+      } else {
+        expect(events[0]).not.toBe(yielded[0]);
+        expect(yielded[0]).not.toHaveProperty('sequence');
+        expect(events[0]).toMatchObject({ sequence: 1, message: 'half' });
+        expect(stored[0]!.event).toMatchObject({ sequence: 1, message: 'half' });
+      }
+    }
   });
 
   it('rejects the first next() of a stream that fails before its first event', async () => {

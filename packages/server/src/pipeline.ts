@@ -477,7 +477,7 @@ export class ServerPipeline {
   /** Runs a registered task to its end as a unary call: records `working`, the final status, the store writes. */
   private async runToEnd(call: ServerCall, live: LiveTask, task: Task, ticket: RunTicket): Promise<Task> {
     this.metrics?.taskStarted(this.transport);
-    this.tasks.record(live, statusEvent(task, 'working'));
+    this.tasks.recordOwn(live, statusEvent(task, 'working'));
     const run = this.runCall(call, task.id);
     this.cancelableFromElsewhere(live, run);
     try {
@@ -489,7 +489,7 @@ export class ServerPipeline {
         await this.fail(live, task, wire);
         throw wire;
       }
-      this.tasks.record(live, finalStatusEvent(result));
+      this.tasks.recordOwn(live, finalStatusEvent(result));
       await this.tasks.finish(live);
       return acknowledged(live, result);
     } finally {
@@ -515,7 +515,7 @@ export class ServerPipeline {
   /** Records a run that failed before it produced anything: one `task.error`, the final `failed`. */
   private async fail(live: LiveTask, task: Task, wire: AgentError): Promise<void> {
     live.earlyFailure = wire;
-    for (const event of failedEnding(task, wire)) this.tasks.record(live, event);
+    for (const event of failedEnding(task, wire)) this.tasks.recordOwn(live, event);
     await this.tasks.finish(live);
   }
 
@@ -722,7 +722,8 @@ export class ServerPipeline {
           return;
         }
         if (step.done) break;
-        this.tasks.record(live, step.value);
+        if (events.handsOver) this.tasks.recordOwn(live, step.value);
+        else this.tasks.record(live, step.value);
         const room = live.room();
         if (room) await this.keepPace(call, live, room);
         const pause = pacer.pause();

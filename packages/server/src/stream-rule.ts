@@ -1,5 +1,5 @@
 import { InternalError, isFinalEvent, type AgentError, type Task, type TaskEvent } from '@agent/core';
-import { failedEnding } from '@agent/core/internal';
+import { failedEnding, handsOverEvents } from '@agent/core/internal';
 
 export { failedEnding };
 
@@ -56,6 +56,14 @@ export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
 
   [Symbol.asyncIterator](): this {
     return this;
+  }
+
+  /**
+   * True when the handler's stream hands its events over ({@link handsOverEvents}): the events this
+   * stream gives are then the reader's to number in place. Its own (a failed ending) always are.
+   */
+  get handsOver(): boolean {
+    return handsOverEvents(this.source);
   }
 
   /** How many events the caller has been given. */

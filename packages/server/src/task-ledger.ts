@@ -155,7 +155,16 @@ export class LiveTask {
 
   /** @internal Numbers the event and keeps it; returns the sequenced copy. */
   add(event: TaskEvent): TaskEvent {
-    const sequenced = copyWith(event, 'sequence', this.lastSequence + 1) as TaskEvent;
+    return this.addOwn(copyWith(event, 'sequence', this.lastSequence + 1) as TaskEvent);
+  }
+
+  /**
+   * @internal Numbers an event nobody else holds in place and keeps it: an event built for this run
+   * (by the pipeline, or by a stream that hands its events over) needs no copy of its own.
+   */
+  addOwn(event: TaskEvent): TaskEvent {
+    const sequenced = event as TaskEvent & { sequence: number };
+    sequenced.sequence = this.lastSequence + 1;
     this.held.push(sequenced);
     if (sequenced.type === 'task.status') {
       this.task =
@@ -333,7 +342,15 @@ export class TaskLedger {
 
   /** Numbers and keeps one event of a running task, and queues it for the store. */
   record(live: LiveTask, event: TaskEvent): TaskEvent {
-    const sequenced = live.add(event);
+    return this.recorded(live, live.add(event));
+  }
+
+  /** {@link record} for an event nobody else holds: it is numbered in place ({@link LiveTask.addOwn}). */
+  recordOwn(live: LiveTask, event: TaskEvent): TaskEvent {
+    return this.recorded(live, live.addOwn(event));
+  }
+
+  private recorded(live: LiveTask, sequenced: TaskEvent): TaskEvent {
     const writes = this.writes.get(live);
     writes?.append(sequenced);
     // A state change is worth a snapshot: listing by state must see it while the task runs.
