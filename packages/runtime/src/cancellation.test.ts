@@ -50,6 +50,12 @@ function expectCanceled(events: TaskEvent[], task: Task, reason: string): void {
   expect(task.metadata.error).toBeUndefined();
 }
 
+/** Listeners a token keeps before its signal exists (read from its private fields). */
+function earlyListeners(token: CancellationToken): number {
+  const fields = token as unknown as { first: unknown; others: Set<unknown> | null };
+  return (fields.first === null ? 0 : 1) + (fields.others?.size ?? 0);
+}
+
 describe('cancellation', () => {
   it('while the model runs: the call is aborted and the stream ends with one canceled status', async () => {
     const callAborted = deferred();
@@ -423,17 +429,40 @@ describe('cancellation primitives', () => {
     expect(heard).toEqual(['signal']);
   });
 
+  it('runs the callbacks registered before its signal in registration order, whichever were taken away', () => {
+    const token = new CancellationToken();
+    const heard: string[] = [];
+    const offA = token.onCancel(() => heard.push('a'));
+    token.onCancel(() => heard.push('b'));
+    offA();
+    token.onCancel(() => heard.push('c'));
+    const offD = token.onCancel(() => heard.push('d'));
+    offD();
+    token.onCancel(() => heard.push('e'));
+    expect(earlyListeners(token)).toBe(3);
+    token.cancel('now');
+    expect(heard).toEqual(['b', 'c', 'e']);
+    expect(earlyListeners(token)).toBe(0);
+    // Through the signal's one abort listener, the order holds too.
+    const later = new CancellationToken();
+    const order: number[] = [];
+    for (let i = 0; i < 4; i++) later.onCancel(() => order.push(i));
+    const signal = later.signal;
+    signal.addEventListener('abort', () => order.push(99));
+    later.cancel();
+    expect(order).toEqual([0, 1, 2, 3, 99]);
+  });
+
   it('a finished sleep leaves no listener on its token, made before its signal, during or after', async () => {
     const token = new CancellationToken();
-    const early = (token as unknown as { early: Set<unknown> }).early;
     await sleepUnlessCanceled(1, token);
-    expect(early.size).toBe(0);
+    expect(earlyListeners(token)).toBe(0);
     // Waiting when the signal is made: the token's early listeners run through one abort listener.
     const waiting = sleepUnlessCanceled(5, token);
     const signal = token.signal;
     expect(getEventListeners(signal, 'abort')).toHaveLength(1);
     await waiting;
-    expect(early.size).toBe(0);
+    expect(earlyListeners(token)).toBe(0);
     // Started once the signal exists: a listener of its own on the signal, taken away on waking.
     const later = sleepUnlessCanceled(1, token);
     expect(getEventListeners(signal, 'abort')).toHaveLength(2);
@@ -506,7 +535,7 @@ describe('cancellation primitives', () => {
     while (slept < 3) await new Promise((resolve) => setTimeout(resolve, 1));
     const token = agent.getCancellationToken('s1')!;
     // Each finished sleep took its cancel callback away again: only the run's own race is listed.
-    expect((token as unknown as { early: Set<unknown> }).early.size).toBeLessThanOrEqual(2);
+    expect(earlyListeners(token)).toBeLessThanOrEqual(2);
     await agent.cancelTask('s1', 'enough');
     expect(finalStatuses(await rest()).map((event) => (event as { state?: string }).state)).toEqual([
       'canceled',

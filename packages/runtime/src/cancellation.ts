@@ -16,8 +16,14 @@ export class CancellationToken {
   private controller: AbortController | null = null;
   private cancelReason: string | null = null;
   private cancelError: TaskCanceledError | null = null;
-  /** Listeners registered before the controller existed, in registration order. */
-  private readonly early = new Set<CancelListener>();
+  /**
+   * Listeners registered before the controller existed, in registration order: the first in a
+   * field of its own, any others after it in a set. A run that sleeps in a loop adds and removes
+   * one listener per wait; a set alone rebuilt its table every few waits, garbage that lived as
+   * long as the run's token.
+   */
+  private first: CancelListener | null = null;
+  private others: Set<CancelListener> | null = null;
 
   get signal(): AbortSignal {
     if (this.controller === null) {
@@ -25,7 +31,7 @@ export class CancellationToken {
       this.controller = controller;
       if (this.cancelError !== null) controller.abort(this.cancelError);
       // Registered first on the new signal, so the early callbacks keep running before any later one.
-      else if (this.early.size > 0)
+      else if (this.first !== null || (this.others !== null && this.others.size > 0))
         controller.signal.addEventListener('abort', () => this.runEarly(), { once: true });
     }
     return this.controller.signal;
@@ -78,19 +84,31 @@ export class CancellationToken {
    */
   listen(listener: CancelListener): void {
     if (this.isCancelled) listener.handleEvent();
-    else if (this.controller === null) this.early.add(listener);
+    else if (this.controller === null) this.addEarly(listener);
     else this.controller.signal.addEventListener('abort', listener, { once: true });
   }
 
   /** @internal Takes away a listener given to {@link listen}. */
   unlisten(listener: CancelListener): void {
     // Added before the controller existed, it is still among the early ones the controller runs.
-    if (!this.early.delete(listener)) this.controller?.signal.removeEventListener('abort', listener);
+    if (this.first === listener) this.first = null;
+    else if (this.others === null || !this.others.delete(listener))
+      this.controller?.signal.removeEventListener('abort', listener);
+  }
+
+  /** Keeps a listener to run on cancel; one given twice runs once. */
+  private addEarly(listener: CancelListener): void {
+    if (listener === this.first) return;
+    // The field holds the first only while no other waits, so it always runs before them.
+    if (this.first === null && (this.others === null || this.others.size === 0)) this.first = listener;
+    else (this.others ??= new Set()).add(listener);
   }
 
   private runEarly(): void {
-    const listeners = [...this.early];
-    this.early.clear();
+    const listeners = this.first === null ? [] : [this.first];
+    if (this.others !== null) for (const listener of this.others) listeners.push(listener);
+    this.first = null;
+    this.others = null;
     for (const listener of listeners) {
       try {
         listener.handleEvent();
