@@ -33,6 +33,9 @@ export interface FeedHooks {
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
+/** A feed's next result, or a promise of it. */
+type Step = IteratorResult<TaskEvent> | Promise<IteratorResult<TaskEvent>>;
+
 /** What {@link EventFeed}'s synchronous step answers when it must wait for the task to change… */
 const WAIT = Symbol('wait');
 /** …or when the step needs an await of another kind. */
@@ -95,11 +98,48 @@ export class EventFeed implements AsyncIterableIterator<TaskEvent> {
   }
 
   /** The next step, or a promise of it: also what a wait resumes with once the task changed. */
-  private readonly step = (): IteratorResult<TaskEvent> | Promise<IteratorResult<TaskEvent>> => {
+  private readonly step = (): Step => {
     const step = this.stepNow();
     if (step === SLOW) return this.nextSlowly();
-    if (step === WAIT) return (this.source as LiveSource).live.changed().then(this.step);
+    if (step === WAIT) {
+      // A caller that asks again before its last wait settled (async iterators allow it) waits on
+      // a promise of its own, in turn after the first.
+      if (this.resume === undefined) return new Promise(this.waitForChange);
+      return (this.source as LiveSource).live.changed().then(this.step);
+    }
     return step;
+  };
+
+  /** How a wait settles, once the task changed: kept here, so no closure is made per wait. */
+  private resume: ((step: Step) => void) | undefined;
+  private abandon: ((error: unknown) => void) | undefined;
+
+  /**
+   * A wait for the task's next change, made once per feed. A wait is one promise, which the task
+   * settles through {@link changedNow}, rather than the task's own promise and one chained to it.
+   */
+  private readonly waitForChange = (
+    resolve: (step: Step) => void,
+    reject: (error: unknown) => void,
+  ): void => {
+    this.resume = resolve;
+    this.abandon = reject;
+    (this.source as LiveSource).live.onChange(this.changedNow);
+  };
+
+  /** Called by the task from inside its own call (see `onChange`): the step runs after it. */
+  private readonly changedNow = (): void => queueMicrotask(this.stepAfterChange);
+
+  private readonly stepAfterChange = (): void => {
+    const resolve = this.resume!;
+    const reject = this.abandon!;
+    this.resume = undefined;
+    this.abandon = undefined;
+    try {
+      resolve(this.step());
+    } catch (error) {
+      reject(error);
+    }
   };
 
   /** The next step of a live feed when it needs no await: a result, WAIT for a change, or SLOW. */

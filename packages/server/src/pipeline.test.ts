@@ -209,6 +209,63 @@ describe('ServerPipeline', () => {
     }
   });
 
+  it('wakes every waiting follower at each event, also a caller that asks again before an answer', async () => {
+    let release!: () => void;
+    let waits = 0;
+    const pipeline = new ServerPipeline({
+      transport: 'http',
+      handler: handler({
+        async *handleTaskStreaming(t) {
+          for (const message of ['one', 'two', 'three']) {
+            await new Promise<void>((resolve) => {
+              release = resolve;
+              waits++;
+            });
+            yield {
+              type: 'task.progress',
+              task_id: t.id,
+              timestamp: t.created_at,
+              message,
+            } as unknown as TaskEvent;
+          }
+          yield finalStatusEvent({ ...t, state: 'completed' });
+        },
+      }),
+    });
+    const t = task();
+    const starter = pipeline.stream(await pipeline.open(request()), t);
+    const first = starter.next();
+    await until(() => waits === 1);
+    const follower = pipeline.subscribe(await pipeline.open(request()), { task_id: t.id });
+    const order: string[] = [];
+    const message = (step: IteratorResult<TaskEvent>) => (step.value as { message?: string }).message;
+    // Two asks of the starter before either is answered, and one of the follower, all waiting.
+    const asks = [
+      first.then((step) => order.push(`starter ${message(step)}`)),
+      starter.next().then((step) => order.push(`starter ${message(step)}`)),
+      follower.next().then((step) => order.push(`follower ${message(step)}`)),
+    ];
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(order).toEqual([]);
+    release();
+    await until(() => order.length === 2);
+    expect([...order].sort()).toEqual(['follower one', 'starter one']);
+    await until(() => waits === 2);
+    release();
+    await Promise.all(asks);
+    expect(order.at(-1)).toBe('starter two');
+    expect(message(await follower.next())).toBe('two');
+    // Asked twice again while it waits for the next event: the first ask gets it, the second the one after.
+    const third = starter.next();
+    const fourth = starter.next();
+    await until(() => waits === 3);
+    release();
+    expect(message(await third)).toBe('three');
+    expect((await fourth).value).toMatchObject({ sequence: 4, final: true });
+    expect((await starter.next()).done).toBe(true);
+    expect((await collect(follower)).map((e) => e.sequence)).toEqual([3, 4]);
+  });
+
   it('rejects the first next() of a stream that fails before its first event', async () => {
     const { logger } = capture();
     const pipeline = new ServerPipeline({

@@ -67,7 +67,13 @@ export class LiveTask {
   /** Told once when the store refuses one of this run's writes for good (the run is then pointless). */
   onStoreFailure: ((error: unknown) => void) | undefined;
   private ended = false;
-  private wakers: (() => void)[] = [];
+  /**
+   * Called at the next change: the first in a field, any others after it in a list made only for
+   * them. A task followed by one caller waits this way at every event, and a list made at each
+   * wake (a new array, then its backing store) lived until the next one.
+   */
+  private waker: (() => void) | undefined;
+  private moreWakers: (() => void)[] | undefined;
   private canceler: ((reason: string | undefined) => void) | undefined;
   private cancelAsked: { reason: string | undefined } | undefined;
   private resolveResult!: (task: Task) => void;
@@ -132,7 +138,17 @@ export class LiveTask {
   /** Resolves at the next recorded event or at the end, whichever comes first. */
   changed(): Promise<void> {
     if (this.ended) return Promise.resolve();
-    return new Promise<void>((resolve) => this.wakers.push(resolve));
+    return new Promise<void>((resolve) => this.onChange(resolve));
+  }
+
+  /**
+   * @internal Calls `wake` once, at the next recorded event or at the end (at once when ended), from
+   * inside the ledger's own call: it should only schedule its work.
+   */
+  onChange(wake: () => void): void {
+    if (this.ended) wake();
+    else if (this.waker === undefined) this.waker = wake;
+    else (this.moreWakers ??= []).push(wake);
   }
 
   /**
@@ -226,11 +242,14 @@ export class LiveTask {
   }
 
   private wake(): void {
-    // Most events find nobody waiting (a unary run's): no new list for them.
-    if (this.wakers.length === 0) return;
-    const wakers = this.wakers;
-    this.wakers = [];
-    for (const wake of wakers) wake();
+    const first = this.waker;
+    if (first === undefined) return;
+    // The others were added while the first waited: they run after it, in order.
+    const more = this.moreWakers;
+    this.waker = undefined;
+    this.moreWakers = undefined;
+    first();
+    if (more !== undefined) for (const wake of more) wake();
   }
 }
 
