@@ -504,6 +504,51 @@ describe('cancellation primitives', () => {
     }
   });
 
+  it('a run that sleeps in a loop reuses one timer; another length, a wait still pending or a cancel get their own', async () => {
+    const timers = jest.spyOn(global, 'setTimeout');
+    const sleepTimers = (): number =>
+      timers.mock.calls.filter(([callback]) => callback.name === 'wakeSoon').length;
+    try {
+      const token = new CancellationToken();
+      for (let i = 0; i < 5; i++) await sleepUnlessCanceled(2, token);
+      expect(sleepTimers()).toBe(1);
+      // Re-armed, a reused timer waits its whole length again.
+      let woken = false;
+      const reused = sleepUnlessCanceled(2, token).then(() => (woken = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(woken).toBe(false);
+      await reused;
+      expect(sleepTimers()).toBe(1);
+      // Two at once: the second finds no spare. Then another length: a timer of its own.
+      await Promise.all([sleepUnlessCanceled(2, token), sleepUnlessCanceled(2, token)]);
+      expect(sleepTimers()).toBe(2);
+      await sleepUnlessCanceled(3, token);
+      expect(sleepTimers()).toBe(3);
+      // A canceled wait on a reused timer rejects, and its timer never wakes anything.
+      const canceled = sleepUnlessCanceled(3, token);
+      expect(sleepTimers()).toBe(3);
+      token.cancel('enough');
+      await expect(canceled).rejects.toBe(token.error());
+      await expect(sleepUnlessCanceled(3, token)).rejects.toBe(token.error());
+      expect(earlyListeners(token)).toBe(0);
+    } finally {
+      timers.mockRestore();
+    }
+  });
+
+  it('wakes burst after burst in order, a burst smaller than the last one too', async () => {
+    for (const sleepers of [300, 40, 300]) {
+      const order: number[] = [];
+      await Promise.all(
+        Array.from({ length: sleepers }, async (_, index) => {
+          await sleepUnlessCanceled(1, new CancellationToken());
+          order.push(index);
+        }),
+      );
+      expect(order).toEqual(Array.from({ length: sleepers }, (_, index) => index));
+    }
+  });
+
   it('a sleep canceled after its time came but before its wake rejects, and the others still wake', async () => {
     const tokens = Array.from({ length: 64 }, () => new CancellationToken());
     const outcomes = await Promise.allSettled(

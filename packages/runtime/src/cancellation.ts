@@ -6,6 +6,10 @@ interface CancelListener {
   handleEvent(): void;
 }
 
+/** Set by CancellationToken's static block: a sleep reads and sets its token's spare through them. */
+let spareSleepOf: (token: CancellationToken) => Sleep | null;
+let setSpareSleep: (token: CancellationToken, sleep: Sleep | null) => void;
+
 /**
  * The live cancel switch of one task: an AbortController whose reason is a TaskCanceledError.
  * Pass `signal` to anything that can be aborted; call `raiseIfCancelled()` inside long loops.
@@ -24,6 +28,15 @@ export class CancellationToken {
    */
   private first: CancelListener | null = null;
   private others: Set<CancelListener> | null = null;
+  /** The last woken wait of {@link sleepUnlessCanceled}, for the next one to reuse. */
+  #spareSleep: Sleep | null = null;
+
+  static {
+    spareSleepOf = (token) => token.#spareSleep;
+    setSpareSleep = (token, sleep) => {
+      token.#spareSleep = sleep;
+    };
+  }
 
   get signal(): AbortSignal {
     if (this.controller === null) {
@@ -167,33 +180,62 @@ function startSleep(
   resolve: () => void,
   reject: (error: unknown) => void,
 ): void {
-  const sleep = new Sleep(token, resolve, reject);
-  // Due, the sleep is queued to wake: the timer calls wakeSoon(sleep) itself, with no closure.
-  sleep.timer = setTimeout(wakeSoon, Math.max(0, ms), sleep);
+  const delay = Math.max(0, ms);
+  const spare = spareSleepOf(token);
+  let sleep: Sleep;
+  if (spare !== null && spare.delay === delay) {
+    // The run's last wait, woken and of the same length (a progress tick): its object and its
+    // timer serve again. `refresh()` re-arms a timer that has fired, as a new one would be.
+    setSpareSleep(token, null);
+    sleep = spare;
+    sleep.arm(resolve, reject);
+    sleep.timer.refresh();
+  } else {
+    sleep = new Sleep(token, delay, resolve, reject);
+  }
   token.listen(sleep);
 }
 
 /**
  * One wait of {@link sleepUnlessCanceled}. Its wake and its cancel are this one object's methods,
  * and its timer hands the object to the wake queue, not a closure each: a thousand tasks sleeping
- * between progress ticks made them at every tick, ~0.3 KB of garbage per wait.
+ * between progress ticks made them at every tick, ~0.3 KB of garbage per wait. Once woken, it is
+ * its token's spare: a run that sleeps in a loop reuses one object and one timer for every wait
+ * (each lived through the wait, and was copied by every young collection meanwhile).
  */
 class Sleep {
   private settled = false;
-  timer: NodeJS.Timeout | undefined;
+  readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly token: CancellationToken,
-    private readonly resolve: () => void,
-    private readonly reject: (error: unknown) => void,
-  ) {}
+    readonly delay: number,
+    private resolve: (() => void) | undefined,
+    private reject: ((error: unknown) => void) | undefined,
+  ) {
+    // Due, the sleep is queued to wake: the timer calls wakeSoon(sleep) itself, with no closure.
+    this.timer = setTimeout(wakeSoon, delay, this);
+  }
+
+  /** Starts another wait with this object (and its timer, which the caller re-arms). */
+  arm(resolve: () => void, reject: (error: unknown) => void): void {
+    this.settled = false;
+    this.resolve = resolve;
+    this.reject = reject;
+  }
 
   /** Due: the wake waits its turn in the wake queue; a cancel meanwhile still rejects it. */
   wake(): void {
     if (this.settled) return;
     this.settled = true;
     this.token.unlisten(this);
-    this.resolve();
+    const resolve = this.resolve;
+    this.resolve = undefined;
+    this.reject = undefined;
+    // Only a woken sleep is reused: it is out of the wake queue and its timer has fired. A
+    // canceled one may still be queued, and its token takes no further wait anyway.
+    setSpareSleep(this.token, this);
+    resolve?.();
   }
 
   /** The token was canceled. */
@@ -201,7 +243,10 @@ class Sleep {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.reject(this.token.error());
+    const reject = this.reject;
+    this.resolve = undefined;
+    this.reject = undefined;
+    reject?.(this.token.error());
   }
 }
 

@@ -19,13 +19,18 @@ export interface Wakeable {
   wake(): void;
 }
 
+/**
+ * The queue: entries `head` to `count - 1` wait. Emptied, it keeps its room: a burst of a thousand
+ * wakes every tick grew a new array through a dozen sizes each time (each lived until released).
+ */
 const due: (Wakeable | undefined)[] = [];
 let head = 0;
+let count = 0;
 let scheduled = false;
 
 /** Calls `sleeper.wake()` within a few turns, after the wakes queued before it, I/O polled in between. */
 export function wakeSoon(sleeper: Wakeable): void {
-  due.push(sleeper);
+  due[count++] = sleeper;
   if (!scheduled) {
     scheduled = true;
     setImmediate(releaseSlice);
@@ -33,7 +38,7 @@ export function wakeSoon(sleeper: Wakeable): void {
 }
 
 function releaseSlice(): void {
-  const end = Math.min(due.length, head + WAKES_PER_TURN);
+  const end = Math.min(count, head + WAKES_PER_TURN);
   try {
     while (head < end) {
       const sleeper = due[head];
@@ -41,13 +46,14 @@ function releaseSlice(): void {
       sleeper?.wake();
     }
   } finally {
-    if (head === due.length) {
-      due.length = 0;
+    if (head === count) {
       head = 0;
+      count = 0;
       scheduled = false;
     } else {
       if (head >= COMPACT_AFTER) {
         due.splice(0, head);
+        count -= head;
         head = 0;
       }
       setImmediate(releaseSlice);
