@@ -70,6 +70,25 @@ describe('EventQueue', () => {
     expect(queue.push(4, { token })).toBe(SETTLED);
   });
 
+  it('gives a producer waiting for room its turn at each item taken, also one handed straight to a waiting take', async () => {
+    const queue = new EventQueue<string>(0);
+    const iterator = queue[Symbol.asyncIterator]();
+    const a = queue.push('a');
+    const b = queue.push('b');
+    expect((await iterator.next()).value).toBe('a');
+    expect(await settled(a)).toBe(false);
+    expect((await iterator.next()).value).toBe('b');
+    expect(await settled(a)).toBe(true);
+    expect(await settled(b)).toBe(false);
+    // The queue is empty and a take waits: `c` goes to it at once, and `b`'s producer gets its turn.
+    const next = iterator.next();
+    expect(queue.push('c')).toBe(SETTLED);
+    await expect(next).resolves.toEqual({ done: false, value: 'c' });
+    expect(await settled(b)).toBe(true);
+    queue.close();
+    await expect(iterator.next()).resolves.toEqual({ done: true, value: undefined });
+  });
+
   it('answers overlapping next() calls in order, and return() detaches like leaving a loop', async () => {
     const queue = new EventQueue<number>(4);
     const iterator = queue[Symbol.asyncIterator]();

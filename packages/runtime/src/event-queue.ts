@@ -22,8 +22,13 @@ export class EventQueue<T> implements AsyncIterable<T> {
    * wait cost more than the wait itself.
    */
   private readonly cancelWatches = new Map<CancellationToken, () => void>();
-  /** Takes waiting for an item or the end, oldest first (one, unless the consumer overlaps its calls). */
-  private readonly takers: ((step: IteratorResult<T>) => void)[] = [];
+  /**
+   * The oldest take waiting for an item or the end, and any later ones (only a consumer that
+   * overlaps its calls makes them). A field, not a list: a list that one take joins and leaves per
+   * item dropped its backing store when emptied and made a new one at the next wait.
+   */
+  private taker: ((step: IteratorResult<T>) => void) | undefined;
+  private readonly laterTakers: ((step: IteratorResult<T>) => void)[] = [];
   private closed = false;
   private detached = false;
 
@@ -42,6 +47,16 @@ export class EventQueue<T> implements AsyncIterable<T> {
    */
   push(item: T, options: { force?: boolean; token?: CancellationToken } = {}): Promise<void> {
     if (this.detached || this.closed) return SETTLED;
+    const taker = this.taker;
+    if (taker !== undefined && this.items.length === 0) {
+      // The consumer waits for it: handed over at once, never queued (the queue stays empty, with
+      // no backing store made and dropped per item).
+      this.taker = this.laterTakers.shift();
+      // As a take of a queued item does: a producer still waiting for room gets it.
+      this.spaceWaiters.shift()?.resolve();
+      taker({ done: false, value: item });
+      return SETTLED;
+    }
     this.items.push(item);
     this.wakeConsumer();
     if (options.force || this.items.length <= this.capacity) return SETTLED;
@@ -91,11 +106,14 @@ export class EventQueue<T> implements AsyncIterable<T> {
 
   /** The next item, or the end once closed and drained (or detached); waits while the queue is empty. */
   private take(): Promise<IteratorResult<T>> {
-    if (this.takers.length === 0) {
+    if (this.taker === undefined) {
       const step = this.step();
       if (step !== null) return Promise.resolve(step);
     }
-    return new Promise<IteratorResult<T>>((resolve) => this.takers.push(resolve));
+    return new Promise<IteratorResult<T>>((resolve) => {
+      if (this.taker === undefined) this.taker = resolve;
+      else this.laterTakers.push(resolve);
+    });
   }
 
   /** What the next take gets now, or null when it has to wait for a push or the close. */
@@ -136,10 +154,12 @@ export class EventQueue<T> implements AsyncIterable<T> {
   }
 
   private wakeConsumer(): void {
-    while (this.takers.length > 0) {
+    while (this.taker !== undefined) {
       const step = this.step();
       if (step === null) return;
-      this.takers.shift()!(step);
+      const taker = this.taker;
+      this.taker = this.laterTakers.shift();
+      taker(step);
     }
   }
 }
