@@ -29,12 +29,17 @@ export interface RawHttpRequest {
   head?: boolean;
 }
 
+/** How a response whose head was read ends: a last chunk, a byte count, or the close. */
+type Framing = { kind: 'chunked' } | { kind: 'length'; end: number } | { kind: 'close' };
+
 /** What the parser found so far in the received bytes. */
 interface Parsed {
   status: number;
   headers: Record<string, string>;
   body: Buffer;
   done: boolean;
+  /** How the body ends; `length.end` counts from the start of the data parsed. */
+  framing: Framing;
 }
 
 function findHeaderEnd(buffer: Buffer, from: number): number {
@@ -65,20 +70,22 @@ function parse(data: Buffer, head: boolean, closed: boolean): Parsed | undefined
     }
     const rest = data.subarray(bodyStart);
     if (head || status === 204 || status === 304 || status === 101) {
-      return { status, headers, body: Buffer.alloc(0), done: true };
+      return { status, headers, body: Buffer.alloc(0), done: true, framing: { kind: 'close' } };
     }
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
+      const framing: Framing = { kind: 'chunked' };
       const chunks: Buffer[] = [];
       let at = 0;
       for (;;) {
         const lineEnd = rest.indexOf('\r\n', at);
-        if (lineEnd < 0) return { status, headers, body: Buffer.concat(chunks), done: closed };
+        if (lineEnd < 0) return { status, headers, body: Buffer.concat(chunks), done: closed, framing };
         const size = parseInt(rest.subarray(at, lineEnd).toString('latin1'), 16);
-        if (!Number.isFinite(size)) return { status, headers, body: Buffer.concat(chunks), done: true };
-        if (size === 0) return { status, headers, body: Buffer.concat(chunks), done: true };
+        if (!Number.isFinite(size))
+          return { status, headers, body: Buffer.concat(chunks), done: true, framing };
+        if (size === 0) return { status, headers, body: Buffer.concat(chunks), done: true, framing };
         if (rest.length < lineEnd + 2 + size + 2) {
           chunks.push(rest.subarray(lineEnd + 2, Math.min(rest.length, lineEnd + 2 + size)));
-          return { status, headers, body: Buffer.concat(chunks), done: closed };
+          return { status, headers, body: Buffer.concat(chunks), done: closed, framing };
         }
         chunks.push(rest.subarray(lineEnd + 2, lineEnd + 2 + size));
         at = lineEnd + 2 + size + 2;
@@ -87,30 +94,19 @@ function parse(data: Buffer, head: boolean, closed: boolean): Parsed | undefined
     const length = headers['content-length'];
     if (length !== undefined && /^\d+$/.test(length)) {
       const n = Number(length);
-      return { status, headers, body: rest.subarray(0, n), done: rest.length >= n || closed };
+      const framing: Framing = { kind: 'length', end: bodyStart + n };
+      return { status, headers, body: rest.subarray(0, n), done: rest.length >= n || closed, framing };
     }
-    return { status, headers, body: rest, done: closed };
+    return { status, headers, body: rest, done: closed, framing: { kind: 'close' } };
   }
-}
-
-/** How a response whose head was read ends: a last chunk, a byte count, or the close. */
-type Framing = { kind: 'chunked' } | { kind: 'length'; end: number } | { kind: 'close' };
-
-/** The framing of a response parsed but not yet done, from `received` bytes in all. */
-function framingOf(parsed: Parsed, received: number): Framing {
-  if (/chunked/i.test(parsed.headers['transfer-encoding'] ?? '')) return { kind: 'chunked' };
-  const length = parsed.headers['content-length'];
-  // Not done, so the body read so far is all that came after the head.
-  if (length !== undefined && /^\d+$/.test(length))
-    return { kind: 'length', end: received - parsed.body.length + Number(length) };
-  return { kind: 'close' };
 }
 
 /** False when the bytes received cannot have completed the response yet. */
 function framingMayBeMet(framing: Framing, received: number, tail: Buffer): boolean {
   if (framing.kind === 'length') return received >= framing.end;
-  // The last chunk (and any trailers) ends with an empty line.
-  if (framing.kind === 'chunked') return tail.toString('latin1').endsWith('\r\n\r\n');
+  // The parser ends a chunked body at a size line (the last chunk's, or one it cannot read): only
+  // bytes that end a line can complete one.
+  if (framing.kind === 'chunked') return tail.toString('latin1').endsWith('\r\n');
   return false;
 }
 
@@ -163,12 +159,11 @@ export function sendRawHttp(
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       received += chunk.length;
-      tail = chunk.length >= 4 ? chunk.subarray(-4) : Buffer.concat([tail, chunk]).subarray(-4);
+      tail = chunk.length >= 2 ? chunk.subarray(-2) : Buffer.concat([tail, chunk]).subarray(-2);
       if (framing !== undefined && !framingMayBeMet(framing, received, tail)) return;
-      const data = Buffer.concat(chunks);
-      const parsed = parse(data, request.head === true, false);
+      const parsed = parse(Buffer.concat(chunks), request.head === true, false);
       if (parsed?.done) finish(false);
-      else if (parsed) framing = framingOf(parsed, data.length);
+      else if (parsed) framing = parsed.framing;
     });
     socket.on('error', (err: NodeJS.ErrnoException) => {
       error = err.code ?? err.message;
