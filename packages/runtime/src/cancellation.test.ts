@@ -378,6 +378,31 @@ describe('cancellation primitives', () => {
     expect(calls).toEqual(['a', 'late']);
   });
 
+  it("makes its cancel error without the canceller's stack frames, and leaves Error.stackTraceLimit as it was", () => {
+    const limit = Error.stackTraceLimit;
+    const token = new CancellationToken();
+    token.cancel('client went away');
+    const error = token.error();
+    expect(error).toBeInstanceOf(TaskCanceledError);
+    expect(error.message).toBe('Task canceled: client went away');
+    expect(error.data).toEqual({ reason: 'client went away' });
+    expect(error.stack).toBe('TaskCanceledError: Task canceled: client went away');
+    expect(Error.stackTraceLimit).toBe(limit);
+    expect(new Error('elsewhere').stack).toMatch(/\n\s+at /);
+
+    // A hardened runtime whose limit cannot be set: the cancel still works, with frames.
+    const descriptor = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')!;
+    Object.defineProperty(Error, 'stackTraceLimit', { ...descriptor, writable: false });
+    try {
+      const frozen = new CancellationToken();
+      frozen.cancel('frozen');
+      expect(frozen.error().stack).toMatch(/^TaskCanceledError: Task canceled: frozen\n\s+at /);
+      expect(Error.stackTraceLimit).toBe(limit);
+    } finally {
+      Object.defineProperty(Error, 'stackTraceLimit', descriptor);
+    }
+  });
+
   it('makes its signal on demand: callbacks keep their order, a late signal is already aborted', async () => {
     const token = new CancellationToken();
     const calls: string[] = [];
