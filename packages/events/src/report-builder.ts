@@ -18,9 +18,10 @@ import { snapshot } from '@agent/core/internal';
 import type { ContextManifestData } from './context-manifest.js';
 import { mergeRunIds, runIdsOfTask, type RunIds } from './run-context.js';
 import {
+  envelopesOfListed,
   RUN_EVENT_VERSION,
-  sealedEnvelopeOf,
   type BasePayload,
+  type ListedEvents,
   type PolicyDecisionData,
   type RunEvent,
   type RunEventType,
@@ -138,11 +139,12 @@ export class ReportFold {
    * copied, never to be changed.
    */
   get events(): RunEvent[] {
-    const sequences = this.#sequences;
-    return this.#listed.map((entry, index) => {
-      const sequence = sequences[index]!;
-      return sequence < 0 ? (entry as RunEvent) : sealedEnvelopeOf(entry as BasePayload, sequence);
-    });
+    return envelopesOfListed({ entries: this.#listed, sequences: this.#sequences });
+  }
+
+  /** The events the report lists as the fold keeps them (see {@link ListedEvents}), as of now. */
+  get listed(): ListedEvents {
+    return { entries: this.#listed.slice(), sequences: this.#sequences.slice() };
   }
 
   /** Streamed events folded in but not listed. */
@@ -190,6 +192,19 @@ export class ReportFold {
    * final task with the final event's payload).
    */
   build(options: BuildReportOptions = {}): RunReportData {
+    return this.#build(options, this.events);
+  }
+
+  /**
+   * {@link build}, with the listed events as the fold keeps them instead of as events: `data.events`
+   * is an empty list in their place, for a report to fill when they are first read
+   * (`adoptListedRunReport`). A report that is only stored never makes their envelopes.
+   */
+  buildListed(options: BuildReportOptions = {}): { data: RunReportData; listed: ListedEvents } {
+    return { data: this.#build(options, []), listed: this.listed };
+  }
+
+  #build(options: BuildReportOptions, events: RunEvent[]): RunReportData {
     const ids = options.defaults ? mergeRunIds(this.#ids, options.defaults) : { ...this.#ids };
     const artifacts = [...this.#artifacts.values()].map(detachedArtifact);
     for (const artifact of this.#finalTask?.artifacts ?? []) {
@@ -211,7 +226,7 @@ export class ReportFold {
       ended_at: this.#endedAt,
       duration_seconds: secondsBetween(this.#startedMs, this.#endedMs),
       created_at: nowIso(),
-      events: this.events,
+      events,
       dropped_events: this.#dropped,
       context_manifests: [...this.#manifests],
       actions: this.#actions ? [...this.#actions.values()].map((record) => ({ ...record })) : [],

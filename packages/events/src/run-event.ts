@@ -409,6 +409,26 @@ export function sealedEnvelopeOf(payload: BasePayload, sequence: number): RunEve
   return event;
 }
 
+/**
+ * The events a report lists as its fold keeps them: each entry an event whole (its `sequences`
+ * entry -1), or only the payload of one that is exactly `envelopeOf(payload, sequence)`, half of
+ * what the whole event holds. A store writes such a payload as it is, with its sequence, so the
+ * envelope is made only when someone reads the events.
+ */
+export interface ListedEvents {
+  readonly entries: readonly (RunEvent | BasePayload)[];
+  readonly sequences: readonly number[];
+}
+
+/** The events of a listing, each a whole event: the sealed envelope of a payload kept alone. */
+export function envelopesOfListed(listed: ListedEvents): RunEvent[] {
+  const { entries, sequences } = listed;
+  return entries.map((entry, index) => {
+    const sequence = sequences[index]!;
+    return sequence < 0 ? (entry as RunEvent) : sealedEnvelopeOf(entry as BasePayload, sequence);
+  });
+}
+
 /** The envelope's `action_id`: the payload's own, else its action's. */
 function actionIdOf(source: Record<string, unknown>): string | null {
   const action = actionOf(source);

@@ -8,7 +8,7 @@ import { SequencedEventSink } from './event-sink.js';
 import { ReportFold } from './report-builder.js';
 import { runIdsOf, type RunContextInput } from './run-context.js';
 import { RunEvent, type FromTaskEventOptions } from './run-event.js';
-import { adoptRunReport, type RunReport } from './run-report.js';
+import { adoptListedRunReport, type RunReport } from './run-report.js';
 
 /** How many streamed events a report lists unless `maxStreamedEvents` says otherwise. */
 export const DEFAULT_MAX_STREAMED_EVENTS = 1000;
@@ -138,7 +138,9 @@ export class RunRecorder extends SequencedEventSink {
   toReport(options: ToReportOptions = {}): RunReport {
     const context = runIdsOf(this.#defaults.context ?? null);
     const defaults = { ...context, agent_name: this.#defaults.agentName ?? context.agent_name };
-    // What the fold builds is fresh or never changed again: the report keeps it without a copy.
-    return adoptRunReport(this.#fold.build({ metadata: options.metadata, defaults }));
+    // What the fold builds is fresh or never changed again: the report keeps it without a copy,
+    // and its events as the fold keeps them until someone reads them.
+    const { data, listed } = this.#fold.buildListed({ metadata: options.metadata, defaults });
+    return adoptListedRunReport(data, listed);
   }
 }

@@ -18,7 +18,13 @@ import { isRecord } from '@agent/core/internal';
 import { snapshot } from '@agent/core/internal';
 import type { ContextManifestData } from './context-manifest.js';
 import { RedactionPolicy } from './redaction.js';
-import { RUN_EVENT_VERSION, RunEvent, type PolicyDecisionData } from './run-event.js';
+import {
+  envelopesOfListed,
+  RUN_EVENT_VERSION,
+  RunEvent,
+  type ListedEvents,
+  type PolicyDecisionData,
+} from './run-event.js';
 
 /** Where an action got to; the last event seen for it decides. */
 export type ActionStatus =
@@ -181,19 +187,36 @@ function list<T>(data: Record<string, unknown>, key: string): T[] {
 
 /** Set while {@link adoptRunReport} constructs: the constructor then keeps the data it is given. */
 let adopting = false;
-let dataOf: (report: RunReport) => RunReportData;
+/** Set while {@link adoptListedRunReport} constructs: the listing the adopted data's events come from. */
+let adoptingListed: ListedEvents | null = null;
+let partsOf: (report: RunReport) => ReportParts;
+
+/** A report's own data and, while its events were never read, the listing they come from. */
+export interface ReportParts {
+  /** With `listed`, `events` is an empty list standing in their place. */
+  data: RunReportData;
+  listed: ListedEvents | null;
+}
 
 export class RunReport {
   readonly #data: RunReportData;
+  /**
+   * A report built by a recorder keeps its events as the recorder's fold does until they are read:
+   * a report that is only stored (the runtime's) never makes their envelopes, which a store would
+   * take apart again. `#data.events` is an empty list, in its place in the key order, meanwhile.
+   */
+  #listed: ListedEvents | null;
 
   static {
-    dataOf = (report) => report.#data;
+    partsOf = (report) => ({ data: report.#data, listed: report.#listed });
   }
 
   /** Reports are built by `RunRecorder.toReport()` or restored with `RunReport.fromDict()`. */
   constructor(data: RunReportData) {
     this.#data = adopting ? data : clone(data);
+    this.#listed = adopting ? adoptingListed : null;
     adopting = false;
+    adoptingListed = null;
     // Data written before reports counted what they left out lists every event.
     if (typeof this.#data.dropped_events !== 'number') this.#data.dropped_events = 0;
   }
@@ -233,7 +256,7 @@ export class RunReport {
   }
   /** Copies: a report is a record of the past. */
   get events(): RunEvent[] {
-    return clone(this.#data.events);
+    return clone(this.#full().events);
   }
   get contextManifests(): ContextManifestData[] {
     return clone(this.#data.context_manifests);
@@ -264,7 +287,7 @@ export class RunReport {
   }
   /** The events the report lists (see {@link droppedEvents}). */
   get eventCount(): number {
-    return this.#data.events.length;
+    return this.#listed === null ? this.#data.events.length : this.#listed.entries.length;
   }
   /** Streamed events the report does not list: folded into its artifacts and task, then dropped. */
   get droppedEvents(): number {
@@ -278,7 +301,17 @@ export class RunReport {
   toDict(options: RunReportDictOptions = {}): RunReportData {
     const policy =
       options.redactionPolicy === undefined ? RedactionPolicy.default() : options.redactionPolicy;
-    return policy === null ? clone(this.#data) : policy.redact(this.#data);
+    const data = this.#full();
+    return policy === null ? clone(data) : policy.redact(data);
+  }
+
+  /** The data with its events made, once. */
+  #full(): RunReportData {
+    if (this.#listed !== null) {
+      this.#data.events = envelopesOfListed(this.#listed);
+      this.#listed = null;
+    }
+    return this.#data;
   }
 
   /** `JSON.stringify(report)` gives the redacted dict. */
@@ -376,12 +409,27 @@ export function adoptRunReport(data: RunReportData): RunReport {
 }
 
 /**
- * What `report.toDict({ redactionPolicy: null })` serializes to, without the copy: the report's own
- * data, to be serialized at once and never changed. A subclass that overrides `toDict` gets its
- * `toDict`. Internal to the package.
+ * {@link adoptRunReport} for the output of `ReportFold.buildListed`: `data.events` stands empty for
+ * the events of `listed`, made when first read. Internal to the package.
  */
-export function rawReportData(report: RunReport): RunReportData {
-  return report instanceof RunReport && report.toDict === RunReport.prototype.toDict
-    ? dataOf(report)
-    : report.toDict({ redactionPolicy: null });
+export function adoptListedRunReport(data: RunReportData, listed: ListedEvents): RunReport {
+  adopting = true;
+  adoptingListed = listed;
+  try {
+    return new RunReport(data);
+  } finally {
+    adopting = false;
+    adoptingListed = null;
+  }
+}
+
+/**
+ * What `report.toDict({ redactionPolicy: null })` serializes to, without the copy: the report's own
+ * data, to be serialized at once and never changed, and the listing of its events while it never
+ * made them (`data.events` then stands empty in their place). A subclass that overrides `toDict`
+ * gets its `toDict`. Internal to the package.
+ */
+export function rawReportParts(report: RunReport): ReportParts {
+  if (report instanceof RunReport && report.toDict === RunReport.prototype.toDict) return partsOf(report);
+  return { data: report.toDict({ redactionPolicy: null }), listed: null };
 }

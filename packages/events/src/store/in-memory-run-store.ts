@@ -406,7 +406,7 @@ export class InMemoryRunStore implements RunStore {
       const item = pending[this.#pendingHead]!;
       pending[this.#pendingHead++] = undefined;
       try {
-        this.#putReport(item.row.columns, reportTextOf(item.row.data, this.#policy));
+        this.#putReport(item.row.columns, reportTextOf(item.row, this.#policy));
         item.resolve();
       } catch (error) {
         item.reject(error);

@@ -20,7 +20,7 @@ import {
 } from '@agent/core/internal';
 import { plainRedactedJson, redactedJsonSharing, type RedactionPolicy } from '../redaction.js';
 import { mergeRunIds, runIdsOf, runIdsOfTask } from '../run-context.js';
-import { rawReportData, type RunReport, type RunReportData } from '../run-report.js';
+import { rawReportParts, type ReportParts, type RunReport } from '../run-report.js';
 import { decodePageToken, encodePageToken, queryFingerprint } from './page-token.js';
 import { storedReportOf } from './stored-report.js';
 import {
@@ -162,15 +162,16 @@ export interface ReportTextRow {
 }
 
 export function reportTextRowOf(report: RunReport, policy: RedactionPolicy | null): ReportTextRow {
-  const { columns, data } = reportRowOf(report);
-  return { columns, report: reportTextOf(data, policy) };
+  const row = reportRowOf(report);
+  return { columns: row.columns, report: reportTextOf(row, policy) };
 }
 
-/** A run report checked and read for storing: its columns, and the data its text is written from. */
-export interface ReportRow {
+/**
+ * A run report checked and read for storing: its columns, and the data its text is written from:
+ * the report's own (never changed again) or a copy of its own, see {@link rawReportParts}.
+ */
+export interface ReportRow extends ReportParts {
   columns: Omit<RunReportRow, 'report'>;
-  /** The report's own data (never changed again) or a copy of its own: see {@link rawReportData}. */
-  data: RunReportData;
 }
 
 /**
@@ -191,13 +192,13 @@ export function reportRowOf(report: RunReport): ReportRow {
       agent_name: report.agentName,
       created_at: normalizeTimestamp(report.createdAt, 'RunReport.created_at'),
     },
-    data: rawReportData(report),
+    ...rawReportParts(report),
   };
 }
 
 /** The masked text a store keeps of a report's data. */
-export function reportTextOf(data: RunReportData, policy: RedactionPolicy | null): string {
-  return storedJson(storedReportOf(data), policy, 'RunReport');
+export function reportTextOf(parts: ReportParts, policy: RedactionPolicy | null): string {
+  return storedJson(storedReportOf(parts.data, parts.listed), policy, 'RunReport');
 }
 
 /**

@@ -40,6 +40,32 @@ describe('the stored form of a run report', () => {
     expect(text.length).toBeLessThan(JSON.stringify(report.toDict({ redactionPolicy: null })).length * 0.6);
   });
 
+  it("writes a runtime's report from its events as recorded, the same text before and after they are read", () => {
+    const context = runContext({ run_id: 'run-handed-over' });
+    const recorder = new RunRecorder({ context });
+    const events = completedRun('task-handed-over', context).events;
+    for (const event of events) recordTaskEventOnly(recorder, event);
+    const report = recorder.toReport({ metadata: { note: 'kept' } });
+    expect(report.eventCount).toBe(events.length);
+    const unread = storedText(report, RedactionPolicy.default());
+    const stored = JSON.parse(unread) as { events: StoredEvent[]; final_task_event?: number };
+    expect(stored.events.map((event) => event.sequence)).toEqual(events.map((_, index) => index + 1));
+    for (const event of stored.events) expect(Object.keys(event).sort()).toEqual(['payload', 'sequence']);
+    expect(stored.final_task_event).toBe(events.length - 1);
+
+    // Read: the events are made, in their place in the dict, and the report stores the same text.
+    const dict = report.toDict({ redactionPolicy: null });
+    expect(dict.events).toHaveLength(events.length);
+    expect(dict.events[0]).toEqual(expect.objectContaining({ sequence: 1, type: events[0]!.type }));
+    const restored = RunReport.fromDict(dict);
+    expect(Object.keys(dict)).toEqual(Object.keys(restored.toDict({ redactionPolicy: null })));
+    expect(storedText(report, RedactionPolicy.default())).toBe(unread);
+    // …and the events of the same report restored from its dict (each compared field by field).
+    const events2 = (JSON.parse(storedText(restored, RedactionPolicy.default())) as typeof stored).events;
+    expect(JSON.stringify(events2) === JSON.stringify(stored.events)).toBe(true);
+    expect(reportOfStoredText(unread).toDict()).toEqual(report.toDict());
+  });
+
   it('masks what the dict masks, and reads back as the masked dict', () => {
     const report = recordedReport();
     const text = storedText(report, RedactionPolicy.default());

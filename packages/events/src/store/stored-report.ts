@@ -9,19 +9,36 @@
  */
 import { ValueError } from '@agent/core';
 import { isRecord } from '@agent/core/internal';
-import { envelopeOf, isEnvelopeOf, isRunEventType, type BasePayload, type RunEvent } from '../run-event.js';
+import {
+  envelopeOf,
+  isEnvelopeOf,
+  isRunEventType,
+  type BasePayload,
+  type ListedEvents,
+  type RunEvent,
+} from '../run-event.js';
 import { RunReport, type RunReportData } from '../run-report.js';
 
 /** The value of a stored report's `form`; a report without one was stored as its dict. */
 const COMPACT = 'compact';
 
+/** An event as a stored report keeps it: whole, or its payload and sequence. */
+type StoredEvent = RunEvent | { sequence: number; payload: BasePayload };
+
 /**
  * What a store writes of a report's data (then masked and serialized): shallow, sharing the data's
- * own objects, to be serialized at once.
+ * own objects, to be serialized at once. With `listed`, the report's events are those of the
+ * listing (`data.events` only stands in their place), written from it without making them.
  */
-export function storedReportOf(data: RunReportData): Record<string, unknown> {
-  const events = data.events;
-  if (!Array.isArray(events)) return data as unknown as Record<string, unknown>;
+export function storedReportOf(
+  data: RunReportData,
+  listed: ListedEvents | null = null,
+): Record<string, unknown> {
+  let events: StoredEvent[];
+  if (listed !== null)
+    events = listed.entries.map((entry, index) => storedListedEvent(entry, listed.sequences[index]!));
+  else if (Array.isArray(data.events)) events = data.events.map(storedEvent);
+  else return data as unknown as Record<string, unknown>;
   const finalTask = data.final_task;
   const from = finalTask === null || finalTask === undefined ? -1 : finalTaskEventOf(events, finalTask);
   // Every field by name, in the dict's order: what `RunReport.fromDict` reads back, built in one
@@ -39,9 +56,7 @@ export function storedReportOf(data: RunReportData): Record<string, unknown> {
     ended_at: data.ended_at,
     duration_seconds: data.duration_seconds,
     created_at: data.created_at,
-    events: events.map((event) =>
-      isEnvelopeOf(event) ? { sequence: event.sequence, payload: event.payload } : event,
-    ),
+    events,
     dropped_events: data.dropped_events,
     context_manifests: data.context_manifests,
     actions: data.actions,
@@ -56,8 +71,17 @@ export function storedReportOf(data: RunReportData): Record<string, unknown> {
   };
 }
 
+function storedEvent(event: RunEvent): StoredEvent {
+  return isEnvelopeOf(event) ? { sequence: event.sequence, payload: event.payload } : event;
+}
+
+/** A listing's entry as stored: a payload kept alone is its envelope's payload already. */
+function storedListedEvent(entry: RunEvent | BasePayload, sequence: number): StoredEvent {
+  return sequence < 0 ? storedEvent(entry as RunEvent) : { sequence, payload: entry as BasePayload };
+}
+
 /** The last event whose payload's task is `task` itself, or -1. */
-function finalTaskEventOf(events: readonly RunEvent[], task: object): number {
+function finalTaskEventOf(events: readonly StoredEvent[], task: object): number {
   for (let index = events.length - 1; index >= 0; index -= 1) {
     const payload = events[index]!.payload as Record<string, unknown>;
     if (payload.task === task) return index;
