@@ -420,7 +420,7 @@ describe('RedactionPolicy.redactedJson', () => {
   });
 
   it('writes a value of many thousand pieces, and the small one after it, as the replacer path does', () => {
-    // Far more pieces than one chunk of the writer, with secrets and escapes spread through it.
+    // A text of some hundred thousand pieces, with secrets and escapes spread through it.
     const big = Array.from({ length: 20_000 }, (_, index) => ({
       index,
       parts: [{ type: 'text', content: index % 97 === 0 ? `Bearer ${'x'.repeat(12)}` : `chunk ${index}` }],
@@ -436,8 +436,8 @@ describe('RedactionPolicy.redactedJson', () => {
     }
   });
 
-  it('writes texts of every length around the sizes of its piece lists, in any order, as JSON does', () => {
-    // An array of n numbers is 2n pieces: these straddle every list size and the chunk boundary.
+  it('writes texts of every length around the powers of two, in any order, as JSON does', () => {
+    // An array of n numbers is 2n pieces, short texts and long ones, one after the other.
     const lengths: number[] = [];
     for (let pieces = 16; pieces <= 16_384; pieces *= 2)
       for (let n = pieces / 2 - 2; n <= pieces / 2 + 2; n++) lengths.push(n);
