@@ -11,7 +11,9 @@ const JSON_TYPES = new Set(['application/json', 'application/a2a+json']);
 /** True when the request has no Content-Type or a JSON one (`application/json`, `application/a2a+json`). */
 export function acceptsContentType(req: IncomingMessage): boolean {
   const header = req.headers['content-type'];
-  if (header === undefined || header.trim() === '') return true;
+  // The header as nearly every client sends it, without splitting it apart.
+  if (header === undefined || JSON_TYPES.has(header)) return true;
+  if (header.trim() === '') return true;
   const type = header.split(';')[0]!.trim().toLowerCase();
   return JSON_TYPES.has(type);
 }
