@@ -185,10 +185,11 @@ function list<T>(data: Record<string, unknown>, key: string): T[] {
   return value as T[];
 }
 
-/** Set while {@link adoptRunReport} constructs: the constructor then keeps the data it is given. */
-let adopting = false;
-/** Set while {@link adoptListedRunReport} constructs: the listing the adopted data's events come from. */
-let adoptingListed: ListedEvents | null = null;
+/**
+ * Set while {@link adoptListedRunReport} constructs: the listing the adopted data's events come
+ * from. The constructor then keeps the data it is given.
+ */
+let adopting: ListedEvents | null = null;
 let partsOf: (report: RunReport) => ReportParts;
 
 /** A report's own data and, while its events were never read, the listing they come from. */
@@ -213,10 +214,10 @@ export class RunReport {
 
   /** Reports are built by `RunRecorder.toReport()` or restored with `RunReport.fromDict()`. */
   constructor(data: RunReportData) {
-    this.#data = adopting ? data : clone(data);
-    this.#listed = adopting ? adoptingListed : null;
-    adopting = false;
-    adoptingListed = null;
+    const listed = adopting;
+    adopting = null;
+    this.#data = listed === null ? clone(data) : data;
+    this.#listed = listed;
     // Data written before reports counted what they left out lists every event.
     if (typeof this.#data.dropped_events !== 'number') this.#data.dropped_events = 0;
   }
@@ -396,30 +397,16 @@ export class RunReport {
 }
 
 /**
- * A report that keeps `data` itself rather than a copy: only for data that nothing else holds or
- * will change (the report builder's fresh output). Internal to the package.
- */
-export function adoptRunReport(data: RunReportData): RunReport {
-  adopting = true;
-  try {
-    return new RunReport(data);
-  } finally {
-    adopting = false;
-  }
-}
-
-/**
- * {@link adoptRunReport} for the output of `ReportFold.buildListed`: `data.events` stands empty for
- * the events of `listed`, made when first read. Internal to the package.
+ * A report that keeps `data` itself rather than a copy, for the output of `ReportFold.buildListed`
+ * (fresh, held by nothing else, never changed again): `data.events` stands empty for the events of
+ * `listed`, made when first read. Internal to the package.
  */
 export function adoptListedRunReport(data: RunReportData, listed: ListedEvents): RunReport {
-  adopting = true;
-  adoptingListed = listed;
+  adopting = listed;
   try {
     return new RunReport(data);
   } finally {
-    adopting = false;
-    adoptingListed = null;
+    adopting = null;
   }
 }
 
