@@ -125,6 +125,8 @@ class Issues {
 }
 
 function snakeToCamel(key: string): string {
+  // Nearly every key comes in camelCase already: no pattern run, no replacement made for it.
+  if (!key.includes('_')) return key;
   return key.replace(/_([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase());
 }
 
