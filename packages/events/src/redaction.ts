@@ -173,10 +173,8 @@ export class RedactionPolicy {
    */
   #plainJson(value: unknown): string | null {
     if (typeof value !== 'object' || value === null) return null;
-    // A getter that serializes again while this call writes takes a text of its own.
-    const out = spareText ?? new JsonText();
-    spareText = null;
-    out.inherited = hasInheritedKeys();
+    // A text of its own per call: a getter may serialize again while this call writes.
+    const out = new JsonText(hasInheritedKeys());
     try {
       this.#container(value, 0, out);
       // A getter that gave Object.prototype an enumerable property meanwhile: `for…in` may have
@@ -186,9 +184,6 @@ export class RedactionPolicy {
     } catch {
       // Not plain data (or a getter threw).
       return null;
-    } finally {
-      out.clear();
-      spareText = out;
     }
   }
 
@@ -215,7 +210,8 @@ export class RedactionPolicy {
     switch (typeof value) {
       case 'string':
         if (this.#writesAsIs(value)) {
-          // Three pieces rather than a quoted copy: the text takes the value itself, copied once when flattened.
+          // Three pieces rather than a quoted copy: the text takes the value itself, copied once
+          // when the text is flattened.
           out.push('"');
           out.push(value);
           out.push('"');
@@ -520,9 +516,6 @@ function hasInheritedKeys(): boolean {
   return false;
 }
 
-/** The text redactedJson reuses, held while no call is writing. */
-let spareText: JsonText | null = null;
-
 /**
  * JSON text grown piece by piece with `+=`. V8 makes a rope of it (a node per piece, or a flat copy
  * while it is short), which the first reader of the text flattens once: a store measuring its bytes,
@@ -532,14 +525,12 @@ let spareText: JsonText | null = null;
  * the text is flat, and they die young: a scavenge never copies them.
  */
 class JsonText {
-  /** Object.prototype has an enumerable property, which `for…in` lists on every plain object. */
-  inherited = false;
   #text = '';
 
-  /** Ready for the next text: lets go of this one, so a spare writer keeps no large value alive. */
-  clear(): void {
-    this.#text = '';
-  }
+  constructor(
+    /** Object.prototype has an enumerable property, which `for…in` lists on every plain object. */
+    readonly inherited: boolean,
+  ) {}
 
   push(piece: string): void {
     this.#text += piece;
