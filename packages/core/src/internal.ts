@@ -27,6 +27,7 @@ export { isLogger } from './logger.js';
 export { toWireError, INTERNAL_MESSAGE, type ErrorSite } from './error-policy.js';
 export { copyPlainData, copyWith, snapshot } from './clone.js';
 export { handOverEvents, handsOverEvents } from './handed-over.js';
+export { offerPush, pushOf, type AttachReceiver, type EventReceiver } from './event-push.js';
 export { ReleasingMap } from './releasing-map.js';
 export { ownerKey } from './owner-key.js';
 export { retryAfterMsOption } from './concurrency-limit.js';

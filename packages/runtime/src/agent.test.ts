@@ -24,7 +24,7 @@ import {
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { handsOverEvents } from '@agent/core/internal';
+import { handsOverEvents, pushOf } from '@agent/core/internal';
 import { Agent } from './agent.js';
 import type { RunHandle } from './task-run.js';
 import { collect, deferred, types } from './test-support/helpers.js';
@@ -434,6 +434,97 @@ describe('Agent', () => {
     const sink = new InMemoryEventSink();
     const watched = new Agent({ card: { name: 'watched' }, eventSink: sink, execute });
     expect(handsOverEvents(watched.handleTaskStreaming(createTask('x'))[Symbol.asyncIterator]())).toBe(false);
+  });
+
+  it('pushes its stream into a receiver that attaches, and waits while the receiver asks it to', async () => {
+    const produced: number[] = [];
+    const agent = new Agent({
+      card: { name: 'pusher' },
+      execute: async (_task, run) => {
+        for (let i = 1; i <= 3; i++) {
+          await run.progress(i / 3, `step ${i}`);
+          produced.push(i);
+        }
+      },
+    });
+    const task = createTask('x');
+    const attach = pushOf<TaskEvent>(agent.handleTaskStreaming(task)[Symbol.asyncIterator]());
+    expect(attach).toBeDefined();
+    const got: TaskEvent[] = [];
+    const ended = deferred();
+    const held = deferred();
+    const hold = deferred();
+    attach!({
+      push: (event) => {
+        got.push(event);
+        // The second progress event holds the run until released.
+        if (event.type === 'task.progress' && event.message === 'step 2') {
+          held.resolve();
+          return hold.promise;
+        }
+        return undefined;
+      },
+      end: () => ended.resolve(),
+    });
+    await held.promise;
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(produced).toEqual([1]);
+    expect(got.map((event) => event.type)).toEqual(['task.status', 'task.progress', 'task.progress']);
+    hold.resolve();
+    await ended.promise;
+    expect(produced).toEqual([1, 2, 3]);
+    expect(got.map((event) => event.type)).toEqual([
+      'task.status',
+      'task.progress',
+      'task.progress',
+      'task.progress',
+      'task.status',
+    ]);
+    expect(got.at(-1)).toMatchObject({ type: 'task.status', final: true, state: 'completed' });
+
+    // Read once only: a second attach, or one after a pull, is refused; a run that cannot start
+    // refuses its attach, as its first next() would reject.
+    expect(() => attach!({ push: () => undefined, end: () => undefined })).toThrow(ValueError);
+    const pulled = agent.handleTaskStreaming(createTask('y'))[Symbol.asyncIterator]();
+    await pulled.next();
+    expect(() => pushOf<TaskEvent>(pulled)!({ push: () => undefined, end: () => undefined })).toThrow(
+      ValueError,
+    );
+    await collect({ [Symbol.asyncIterator]: () => pulled });
+    const invalid = agent.handleTaskStreaming({ id: 1 } as never)[Symbol.asyncIterator]();
+    expect(() => pushOf<TaskEvent>(invalid)!({ push: () => undefined, end: () => undefined })).toThrow(
+      ValidationError,
+    );
+  });
+
+  it('lets a cancel end the wait of a run held by its receiver', async () => {
+    const agent = new Agent({
+      card: { name: 'held' },
+      execute: async (_task, run) => {
+        for (;;) await run.progress(null, 'tick');
+      },
+    });
+    const task = createTask('x');
+    const got: TaskEvent[] = [];
+    const ended = deferred();
+    const held = deferred();
+    pushOf<TaskEvent>(agent.handleTaskStreaming(task)[Symbol.asyncIterator]())!({
+      // Every progress event holds the run, for good.
+      push: (event) => {
+        got.push(event);
+        if (event.type !== 'task.progress') return undefined;
+        held.resolve();
+        return new Promise<void>(() => undefined);
+      },
+      end: () => ended.resolve(),
+    });
+    await held.promise;
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(got.filter((event) => event.type === 'task.progress')).toHaveLength(1);
+    const canceled = await agent.cancelTask(task.id, 'enough');
+    expect(canceled.state).toBe('canceled');
+    await ended.promise;
+    expect(got.at(-1)).toMatchObject({ type: 'task.status', final: true, state: 'canceled' });
   });
 
   it('a run report keeps events as they were, whatever the run and the caller change later', async () => {

@@ -34,7 +34,9 @@ import {
   handOverEvents,
   isRecord,
   numberOption,
+  offerPush,
   optionNames,
+  type EventReceiver,
 } from '@agent/core/internal';
 import type { Authenticator } from '@agent/auth';
 import {
@@ -491,21 +493,30 @@ export class Agent implements TaskHandler {
   handleTaskStreaming(task: Task, ctx?: CallContext): AsyncIterable<TaskEvent> {
     let events: AsyncIterator<TaskEvent> | null = null;
     let over = false;
+    /** Starts the run on its first read, by pull or by push; throws when it cannot start. */
+    const start = (receiver: EventReceiver<TaskEvent> | null): AsyncIterator<TaskEvent> => {
+      try {
+        const queue = new EventQueue<TaskEvent>(this.streamBufferSize);
+        if (receiver !== null) queue.deliverTo(receiver);
+        const run = this.startRun(task, queue, ctx);
+        void this.drive(run);
+        return (events = queue[Symbol.asyncIterator]());
+      } catch (error) {
+        over = true;
+        throw error;
+      }
+    };
     const iterator: AsyncIterableIterator<TaskEvent> = {
       next: () => {
         if (events === null) {
           if (over) return Promise.resolve(DONE);
           try {
-            const queue = new EventQueue<TaskEvent>(this.streamBufferSize);
-            const run = this.startRun(task, queue, ctx);
-            void this.drive(run);
-            events = queue[Symbol.asyncIterator]();
+            start(null);
           } catch (error) {
-            over = true;
             return Promise.reject(error);
           }
         }
-        return events.next();
+        return (events as AsyncIterator<TaskEvent>).next();
       },
       return: () => {
         over = true;
@@ -513,6 +524,12 @@ export class Agent implements TaskHandler {
       },
       [Symbol.asyncIterator]: () => iterator,
     };
+    // A reader that attaches a receiver gets each event from inside the run's emit, with no
+    // promise or turn per event; the run waits only when the receiver asks it to.
+    offerPush<AsyncIterableIterator<TaskEvent>, TaskEvent>(iterator, (receiver) => {
+      if (events !== null || over) throw new ValueError('This event stream is already being read');
+      start(receiver);
+    });
     // Each event is built for the queue and copied by the recorder; a sink may keep what it is
     // given, so only without one does the reader get events nobody else holds.
     return this.eventSink === null ? handOverEvents(iterator) : iterator;

@@ -105,4 +105,91 @@ describe('EventQueue', () => {
     expect(queue.push(3)).toBe(SETTLED);
     await expect(iterator.next()).resolves.toEqual({ done: true, value: undefined });
   });
+
+  describe('delivering to a receiver', () => {
+    /** A receiver that records what it gets and asks the producer to wait while `hold` is set. */
+    function receiver() {
+      const got: string[] = [];
+      let ended = 0;
+      let hold: { promise: Promise<void>; release: () => void } | undefined;
+      return {
+        got,
+        ended: () => ended,
+        holdNext: () => {
+          let release!: () => void;
+          const promise = new Promise<void>((resolve) => (release = resolve));
+          hold = { promise, release };
+          return release;
+        },
+        target: {
+          push: (item: string) => {
+            got.push(item);
+            const wait = hold?.promise;
+            hold = undefined;
+            return wait;
+          },
+          end: () => void ended++,
+        },
+      };
+    }
+
+    it('hands every item over as it is pushed, queues nothing, and ends it once on close', async () => {
+      const queue = new EventQueue<string>(0);
+      const r = receiver();
+      queue.deliverTo(r.target);
+      // A capacity of 0 would make a queued push wait: a delivered one waits only when asked to.
+      expect(queue.push('a')).toBe(SETTLED);
+      expect(queue.push('b')).toBe(SETTLED);
+      expect(r.got).toEqual(['a', 'b']);
+      queue.close();
+      queue.close();
+      expect(r.ended()).toBe(1);
+      expect(queue.push('late')).toBe(SETTLED);
+      expect(r.got).toEqual(['a', 'b']);
+    });
+
+    it("makes the producer wait for the receiver's wait, but never a forced push", async () => {
+      const queue = new EventQueue<string>(256);
+      const r = receiver();
+      queue.deliverTo(r.target);
+      const release = r.holdNext();
+      const held = queue.push('a');
+      expect(held).not.toBe(SETTLED);
+      expect(await settled(held)).toBe(false);
+      release();
+      expect(await settled(held)).toBe(true);
+      r.holdNext();
+      expect(queue.push('final', { force: true })).toBe(SETTLED);
+      expect(r.got).toEqual(['a', 'final']);
+    });
+
+    it("ends a wait when the push's token is canceled, and a push with a canceled token does not wait", async () => {
+      const queue = new EventQueue<string>(256);
+      const r = receiver();
+      queue.deliverTo(r.target);
+      const token = new CancellationToken();
+      r.holdNext();
+      const held = queue.push('a', { token });
+      expect(await settled(held)).toBe(false);
+      token.cancel('stop');
+      expect(await settled(held)).toBe(true);
+      r.holdNext();
+      expect(queue.push('b', { token })).toBe(SETTLED);
+      expect(r.got).toEqual(['a', 'b']);
+    });
+
+    it('releases a waiting producer and delivers nothing more once the consumer leaves', async () => {
+      const queue = new EventQueue<string>(256);
+      const r = receiver();
+      queue.deliverTo(r.target);
+      r.holdNext();
+      const held = queue.push('a');
+      queue.detach();
+      expect(await settled(held)).toBe(true);
+      expect(queue.push('b')).toBe(SETTLED);
+      queue.close();
+      expect(r.got).toEqual(['a']);
+      expect(r.ended()).toBe(0);
+    });
+  });
 });

@@ -1,3 +1,4 @@
+import type { EventReceiver } from '@agent/core/internal';
 import type { CancellationToken } from './cancellation.js';
 
 /** What a push that does not wait returns: one settled promise shared by every such push. */
@@ -6,16 +7,25 @@ export const SETTLED: Promise<void> = Promise.resolve();
 /** What a finished stream's `next()` answers. */
 export const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
+/** A producer waiting for room, and the token whose cancel ends its wait. */
+interface SpaceWaiter {
+  resolve: () => void;
+  token: CancellationToken | undefined;
+}
+
 /**
  * A bounded single-consumer queue between a run and the stream that yields its events. A full
  * queue makes `push` wait (back-pressure on the run) until the consumer takes an item, the
  * consumer leaves (`detach`), or the push's token is canceled. After `close`, iteration ends once
  * drained.
+ *
+ * A consumer that attached a receiver ({@link deliverTo}) instead of iterating gets each item as it
+ * is pushed, and the push waits (with the same cancel rule) when the receiver asks for it.
  */
 export class EventQueue<T> implements AsyncIterable<T> {
   private readonly items: T[] = [];
   /** Producers waiting for room, oldest first. */
-  private readonly spaceWaiters: { resolve: () => void; token: CancellationToken | undefined }[] = [];
+  private readonly spaceWaiters: SpaceWaiter[] = [];
   /**
    * One cancel callback per token producers wait with, kept until the queue is done: a producer
    * ahead of a slow consumer waits on nearly every push, and a callback registered and removed per
@@ -31,6 +41,8 @@ export class EventQueue<T> implements AsyncIterable<T> {
   private readonly laterTakers: ((step: IteratorResult<T>) => void)[] = [];
   private closed = false;
   private detached = false;
+  /** Set when the consumer takes items by push: nothing is queued then. */
+  private receiver: EventReceiver<T> | undefined;
 
   constructor(private readonly capacity: number) {}
 
@@ -47,6 +59,10 @@ export class EventQueue<T> implements AsyncIterable<T> {
    */
   push(item: T, options: { force?: boolean; token?: CancellationToken } = {}): Promise<void> {
     if (this.detached || this.closed) return SETTLED;
+    if (this.receiver !== undefined) {
+      const wait = this.receiver.push(item);
+      return wait === undefined || options.force ? SETTLED : this.waitFor(wait, options.token);
+    }
     const taker = this.taker;
     if (taker !== undefined && this.items.length === 0) {
       // The consumer waits for it: handed over at once, never queued (the queue stays empty, with
@@ -60,24 +76,24 @@ export class EventQueue<T> implements AsyncIterable<T> {
     this.items.push(item);
     this.wakeConsumer();
     if (options.force || this.items.length <= this.capacity) return SETTLED;
-    const token = options.token;
-    if (token?.isCancelled) return SETTLED;
-    // Not canceled (checked above), so the callback cannot run before the waiter is listed.
-    if (token && !this.cancelWatches.has(token))
-      this.cancelWatches.set(
-        token,
-        token.onCancel(() => this.releaseWaitersOf(token)),
-      );
-    return new Promise<void>((resolve) => {
-      this.spaceWaiters.push({ resolve, token });
-    });
+    return this.waitFor(null, options.token);
+  }
+
+  /**
+   * From now on every item goes straight to `receiver`, and the end to its `end()`. Only before
+   * anything was pushed or taken: the queue is empty, and stays so.
+   */
+  deliverTo(receiver: EventReceiver<T>): void {
+    this.receiver = receiver;
   }
 
   /** No more items will come. */
   close(): void {
+    const ending = !this.closed && !this.detached;
     this.closed = true;
     if (this.spaceWaiters.length === 0) this.unwatch();
     this.wakeConsumer();
+    if (ending) this.receiver?.end();
   }
 
   /** The consumer left: drop what is queued and release every waiting producer. */
@@ -127,6 +143,35 @@ export class EventQueue<T> implements AsyncIterable<T> {
     // Over: as a generator's `finally` did, nothing is kept and no producer waits any longer.
     this.release();
     return DONE;
+  }
+
+  /**
+   * A producer's wait: until `room` settles (a receiver's wait), or until a take makes room (null);
+   * either way no longer than until `token` is canceled or the consumer leaves.
+   */
+  private waitFor(room: Promise<void> | null, token: CancellationToken | undefined): Promise<void> {
+    if (token?.isCancelled) return SETTLED;
+    // Not canceled (checked above), so the callback cannot run before the waiter is listed.
+    if (token && !this.cancelWatches.has(token))
+      this.cancelWatches.set(
+        token,
+        token.onCancel(() => this.releaseWaitersOf(token)),
+      );
+    return new Promise<void>((resolve) => {
+      const waiter: SpaceWaiter = { resolve, token };
+      this.spaceWaiters.push(waiter);
+      if (room !== null) {
+        const done = (): void => this.releaseWaiter(waiter);
+        void room.then(done, done);
+      }
+    });
+  }
+
+  /** Ends one producer's wait (a receiver's wait that settled), unless it has ended already. */
+  private releaseWaiter(waiter: SpaceWaiter): void {
+    const index = this.spaceWaiters.indexOf(waiter);
+    if (index >= 0) this.spaceWaiters.splice(index, 1);
+    waiter.resolve();
   }
 
   /** Drops what is queued and releases every waiting producer, once; later pushes are dropped. */

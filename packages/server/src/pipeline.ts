@@ -711,23 +711,29 @@ export class ServerPipeline {
     // A handler that yields events without ever waiting for I/O would run its whole stream in one
     // turn of the event loop (every step settles as a microtask): paced, a cancel or a probe gets in.
     const pacer = new StreamPacer();
+    // The wait the producer was given, while it lasts: one that pushes may bring more events
+    // meanwhile (a cancel ended its wait, or its emits overlap), and they join the same wait, never
+    // a second one for the starter (whose read would then end only the last).
+    let waiting: Promise<void> | undefined;
+    const waited = (): void => {
+      waiting = undefined;
+    };
     try {
-      for (;;) {
-        let step: IteratorResult<TaskEvent>;
-        try {
-          step = await events.next();
-        } catch (error) {
-          // The stream rule rejects only before the first event, with the wire error.
-          await this.fail(live, task, error as AgentError);
-          return;
-        }
-        if (step.done) break;
-        if (events.handsOver) this.tasks.recordOwn(live, step.value);
-        else this.tasks.record(live, step.value);
-        const room = live.room();
-        if (room) await this.keepPace(call, live, room);
-        const pause = pacer.pause();
-        if (pause) await pause;
+      try {
+        await events.deliver((event) => {
+          if (events.handsOver) this.tasks.recordOwn(live, event);
+          else this.tasks.record(live, event);
+          if (waiting !== undefined) return waiting;
+          const room = live.room();
+          const wait =
+            room === undefined ? pacer.pause() : this.keepPace(call, live, room).then(() => pacer.pause());
+          return wait === undefined ? undefined : (waiting = wait.then(waited));
+        });
+      } catch (error) {
+        // The stream rule rejects before the first event with the wire error; anything else is ours.
+        if (events.count > 0) throw error;
+        await this.fail(live, task, error as AgentError);
+        return;
       }
       await this.tasks.finish(live);
     } finally {

@@ -14,7 +14,7 @@ import {
   type TaskEvent,
   type TaskHandler,
 } from '@agent/core';
-import { finalStatusEvent } from '@agent/core/internal';
+import { finalStatusEvent, offerPush, type EventReceiver } from '@agent/core/internal';
 import { InMemoryRunStore } from '@agent/events';
 import { ResourceExhaustedError, silentLogger } from '@agent/core';
 import { ServerPipeline } from './pipeline.js';
@@ -35,31 +35,65 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** A handler that streams `CHUNKS` artifact chunks as fast as it is asked for them, counting them. */
-function chunky(): { handler: TaskHandler; produced: () => number } {
+/** A stream that only pushes: the pipeline attaches a receiver, which `produce` drives; never pulled. */
+function pushing(produce: (receiver: EventReceiver<TaskEvent>) => Promise<void>): AsyncIterable<TaskEvent> {
+  const iterator: AsyncIterableIterator<TaskEvent> = {
+    next: () => Promise.reject(new Error('this stream pushes its events')),
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  offerPush<AsyncIterableIterator<TaskEvent>, TaskEvent>(iterator, (receiver) => void produce(receiver));
+  return { [Symbol.asyncIterator]: () => iterator };
+}
+
+/** How the handler's stream reaches the pipeline: pulled like a generator, or pushed by its producer. */
+type Mode = 'pull' | 'push';
+
+/**
+ * A handler that streams `CHUNKS` artifact chunks as fast as it is let, counting them: a generator
+ * asked for each one, or (`push`) a producer pushing each into the receiver that attached and
+ * waiting whenever the receiver asks it to, as the runtime's `Agent` does.
+ */
+function chunky(mode: Mode = 'pull'): { handler: TaskHandler; produced: () => number } {
   let produced = 0;
   const canceled = new Map<string, string | undefined>();
+  const chunk = (t: Task, i: number): TaskEvent =>
+    ({
+      type: 'task.artifact',
+      task_id: t.id,
+      artifact: createArtifact(`chunk ${i}`, { id: 'a1' }),
+      append: i > 1,
+      last_chunk: i === CHUNKS,
+      timestamp: new Date().toISOString(),
+    }) as TaskEvent;
+  async function* generate(t: Task): AsyncGenerator<TaskEvent> {
+    for (let i = 1; i <= CHUNKS; i++) {
+      if (canceled.has(t.id)) {
+        yield finalStatusEvent({ ...t, state: 'canceled' });
+        return;
+      }
+      produced = i;
+      yield chunk(t, i);
+    }
+    yield finalStatusEvent({ ...t, state: 'completed' });
+  }
+  async function produce(t: Task, receiver: EventReceiver<TaskEvent>): Promise<void> {
+    for (let i = 1; i <= CHUNKS; i++) {
+      if (canceled.has(t.id)) {
+        void receiver.push(finalStatusEvent({ ...t, state: 'canceled' }));
+        receiver.end();
+        return;
+      }
+      produced = i;
+      await receiver.push(chunk(t, i));
+    }
+    void receiver.push(finalStatusEvent({ ...t, state: 'completed' }));
+    receiver.end();
+  }
   const handler: TaskHandler = {
     handleTask: async (t) => ({ ...t, state: 'completed' }),
-    async *handleTaskStreaming(t) {
-      for (let i = 1; i <= CHUNKS; i++) {
-        if (canceled.has(t.id)) {
-          yield finalStatusEvent({ ...t, state: 'canceled' });
-          return;
-        }
-        produced = i;
-        yield {
-          type: 'task.artifact',
-          task_id: t.id,
-          artifact: createArtifact(`chunk ${i}`, { id: 'a1' }),
-          append: i > 1,
-          last_chunk: i === CHUNKS,
-          timestamp: new Date().toISOString(),
-        } as TaskEvent;
-      }
-      yield finalStatusEvent({ ...t, state: 'completed' });
-    },
+    handleTaskStreaming: (t) => (mode === 'push' ? pushing((receiver) => produce(t, receiver)) : generate(t)),
     cancelTask: async (id, reason) => {
+      // Also canceled while its producer waits for room: a cancel ends that wait in the runtime.
       if (produced === 0 || produced === CHUNKS) throw new TaskNotFoundError(`Task ${id} is not active`);
       canceled.set(id, reason);
       return { ...task(), id, state: 'canceled' };
@@ -74,8 +108,8 @@ function task(): Task {
 }
 
 /** A pipeline over {@link chunky} and a memory store, with one task started streaming. */
-async function streamed() {
-  const { handler, produced } = chunky();
+async function streamed(mode: Mode) {
+  const { handler, produced } = chunky(mode);
   const store = new InMemoryRunStore();
   const pipeline = new ServerPipeline({ transport: 'http', handler, store });
   const call = await pipeline.open({ headers: {}, signal: new AbortController().signal });
@@ -83,9 +117,9 @@ async function streamed() {
   return { pipeline, store, call, t, feed: pipeline.stream(call, t), produced };
 }
 
-describe('a streamed run and the caller that started it', () => {
+describe.each<Mode>(['pull', 'push'])('a streamed run (%sed) and the caller that started it', (mode) => {
   it('stops STREAM_WINDOW events ahead of a caller that stops reading, and goes on when it reads', async () => {
-    const { handler, produced } = chunky();
+    const { handler, produced } = chunky(mode);
     const pipeline = new ServerPipeline({ transport: 'http', handler, store: new InMemoryRunStore() });
     const feed = pipeline.stream(
       await pipeline.open({ headers: {}, signal: new AbortController().signal }),
@@ -96,7 +130,7 @@ describe('a streamed run and the caller that started it', () => {
 
     await until(() => produced() >= 10 + STREAM_WINDOW - 1, 'the run fills its window');
     await settle();
-    // The runtime side is a generator here, so "stopped" is exact: one event past the window at most.
+    // The producer is a generator or waits on each push, so "stopped" is exact: one event past the window at most.
     expect(produced()).toBeLessThanOrEqual(10 + STREAM_WINDOW + 1);
     expect(pipeline.tasks.size).toBe(1);
 
@@ -112,7 +146,7 @@ describe('a streamed run and the caller that started it', () => {
   });
 
   it('goes on at its own pace once the caller leaves; a later subscription reads the rest', async () => {
-    const { pipeline, store, call, t, feed, produced } = await streamed();
+    const { pipeline, store, call, t, feed, produced } = await streamed(mode);
     const first = (await feed.next()).value as TaskEvent;
     await until(() => produced() >= STREAM_WINDOW, 'the run fills its window');
     await feed.return();
@@ -126,7 +160,7 @@ describe('a streamed run and the caller that started it', () => {
   });
 
   it('cuts off a caller that reads nothing for streamStallMs with RESOURCE_EXHAUSTED; the run completes', async () => {
-    const { handler, produced } = chunky();
+    const { handler, produced } = chunky(mode);
     const store = new InMemoryRunStore();
     const pipeline = new ServerPipeline({ transport: 'http', handler, store, streamStallMs: 50 });
     const aborted: unknown[] = [];
@@ -154,7 +188,7 @@ describe('a streamed run and the caller that started it', () => {
   });
 
   it('is not held back by a subscriber that reads nothing', async () => {
-    const { handler, produced } = chunky();
+    const { handler, produced } = chunky(mode);
     const pipeline = new ServerPipeline({ transport: 'http', handler, store: new InMemoryRunStore() });
     const call = await pipeline.open({ headers: {}, signal: new AbortController().signal });
     const t = task();
@@ -170,7 +204,7 @@ describe('a streamed run and the caller that started it', () => {
   });
 
   it('keeps only the latest events of a long run in memory; a follower far behind reads the rest from the store', async () => {
-    const { handler } = chunky();
+    const { handler } = chunky(mode);
     const store = new InMemoryRunStore();
     const pipeline = new ServerPipeline({ transport: 'http', handler, store });
     const call = await pipeline.open({ headers: {}, signal: new AbortController().signal });
@@ -193,7 +227,7 @@ describe('a streamed run and the caller that started it', () => {
   });
 
   it('lets a cancel through to a run held back by a caller that stopped reading', async () => {
-    const { pipeline, store, call, t, feed, produced } = await streamed();
+    const { pipeline, store, call, t, feed, produced } = await streamed(mode);
     expect((await feed.next()).done).toBe(false);
     await until(() => produced() >= STREAM_WINDOW, 'the run fills its window');
     await settle();
@@ -207,7 +241,7 @@ describe('a streamed run and the caller that started it', () => {
   });
 
   it('cancels a run whose events the store refuses for good; its caller gets UNAVAILABLE', async () => {
-    const { handler, produced } = chunky();
+    const { handler, produced } = chunky(mode);
     // A store that takes the first appends, then is full.
     let appends = 0;
     const store = new (class extends InMemoryRunStore {
@@ -235,5 +269,61 @@ describe('a streamed run and the caller that started it', () => {
     await expect(outcome).rejects.toMatchObject({ code: 'UNAVAILABLE', data: { task_id: t.id } });
     await until(() => pipeline.tasks.size === 0, 'the run ends');
     expect(produced()).toBeLessThan(CHUNKS);
+  });
+});
+
+describe('a streamed run whose producer pushes without waiting', () => {
+  it('holds every event pushed while it waits for its starter on that one wait, and cuts off no reader', async () => {
+    const t = task();
+    const waits = new Set<Promise<void>>();
+    const produce = async (receiver: EventReceiver<TaskEvent>): Promise<void> => {
+      for (let i = 1; i <= CHUNKS; i++) {
+        const wait = receiver.push({
+          type: 'task.artifact',
+          task_id: t.id,
+          artifact: createArtifact(`chunk ${i}`, { id: 'a1' }),
+          append: i > 1,
+          last_chunk: false,
+          timestamp: new Date().toISOString(),
+        } as TaskEvent);
+        // Past the window it waits for its starter; from then on it no longer waits, as a run does
+        // once a cancel ended its wait, or whose emits overlap.
+        if (i <= STREAM_WINDOW) await wait;
+        else if (wait) waits.add(wait);
+      }
+      void receiver.push(finalStatusEvent({ ...t, state: 'completed' }));
+      receiver.end();
+    };
+    const handler: TaskHandler = {
+      handleTask: async (x) => ({ ...x, state: 'completed' }),
+      handleTaskStreaming: () => pushing(produce),
+      cancelTask: async () => {
+        throw new TaskNotFoundError('not active');
+      },
+      getAgentCard: () => ({ name: 'a', description: '', url: '' }),
+    };
+    const store = new InMemoryRunStore();
+    const pipeline = new ServerPipeline({ transport: 'http', handler, store, streamStallMs: 500 });
+    const aborted: unknown[] = [];
+    const feed = pipeline.stream(
+      await pipeline.open({
+        headers: {},
+        signal: new AbortController().signal,
+        abort: (reason) => aborted.push(reason),
+      }),
+      t,
+    );
+    let read = 1;
+    expect((await feed.next()).done).toBe(false);
+    await until(() => waits.size > 0, 'the run goes past its window');
+    await settle();
+    for (let step = await feed.next(); !step.done; step = await feed.next()) read++;
+    expect(read).toBe(CHUNKS + 1);
+    expect(waits.size).toBe(1);
+    await until(() => pipeline.tasks.size === 0, 'the run ends');
+    // Past the stall limit: a wait left behind would cut off the reader that read everything.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(aborted).toEqual([]);
+    expect(await store.listTaskEvents(OWNER, t.id)).toHaveLength(CHUNKS + 1);
   });
 });

@@ -1,5 +1,5 @@
 import { InternalError, isFinalEvent, type AgentError, type Task, type TaskEvent } from '@agent/core';
-import { failedEnding, handsOverEvents } from '@agent/core/internal';
+import { failedEnding, handsOverEvents, pushOf } from '@agent/core/internal';
 
 export { failedEnding };
 
@@ -13,6 +13,12 @@ export interface StreamRuleHooks {
 }
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/**
+ * Takes one event of a delivered stream: undefined when the next may follow at once, else a
+ * promise (never rejecting) that the stream's producer waits for first.
+ */
+export type EventDelivery = (event: TaskEvent) => Promise<void> | undefined;
 
 /**
  * The one stream rule: the caller sees the handler's events up to and including exactly one final
@@ -123,6 +129,81 @@ export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
     }
     this.pending = [];
     return DONE;
+  }
+
+  /**
+   * Hands the events to `receive`, in order and under the same rule as {@link next}, and settles
+   * once the final status was received and the wait `receive` asked for after it is over. Rejects
+   * with the wire error of a stream that failed before its first event, as the first `next()`
+   * would (and with whatever `receive` throws). Used instead of `next()`, never beside it.
+   *
+   * A handler stream that offers to push ({@link pushOf}) calls `receive` from inside its own
+   * emit, and its producer waits on what `receive` returns: no promise, iterator result or turn of
+   * the microtask queue per event, and nothing pending on the reader's side while the handler is
+   * idle. Any other stream is pulled, each wait awaited before the next `next()`.
+   */
+  deliver(receive: EventDelivery): Promise<void> {
+    if (this.source !== undefined || this.finished) return this.pull(receive);
+    let source: AsyncIterator<TaskEvent>;
+    try {
+      source = this.source = this.open()[Symbol.asyncIterator]();
+    } catch (error) {
+      return this.failed(error).then(() => undefined);
+    }
+    const attach = pushOf<TaskEvent>(source);
+    if (attach === undefined) return this.pull(receive);
+    return new Promise<void>((resolve, reject) => {
+      const last = (wait: Promise<void> | undefined): void => {
+        if (wait === undefined) resolve();
+        else void wait.then(resolve, resolve);
+      };
+      const take = (event: TaskEvent): Promise<void> | undefined => {
+        if (this.finished) return undefined;
+        this.yielded++;
+        if (!isFinalEvent(event)) return receive(event);
+        this.finish();
+        this.releaseSource();
+        const wait = receive(event);
+        last(wait);
+        return wait;
+      };
+      try {
+        attach({
+          push: (event) => {
+            try {
+              return take(event);
+            } catch (error) {
+              // Nothing more is taken from a delivery that failed: the rest of the stream is dropped.
+              this.finish();
+              reject(error);
+              return undefined;
+            }
+          },
+          end: () => {
+            if (this.finished) return;
+            try {
+              void receive(this.endWith(new InternalError(MISSING_FINAL_MESSAGE)).value);
+              const final = this.pending.shift()!;
+              this.yielded++;
+              last(receive(final));
+            } catch (thrown) {
+              reject(thrown);
+            }
+          },
+        });
+      } catch (error) {
+        this.failed(error).then(() => resolve(), reject);
+      }
+    });
+  }
+
+  private async pull(receive: EventDelivery): Promise<void> {
+    for (;;) {
+      const step = await this.next();
+      if (step.done) return;
+      const wait = receive(step.value);
+      if (wait !== undefined) await wait;
+    }
   }
 
   /** Tells the handler's iterator to finish, in the background: it may be parked on an await. */
