@@ -67,6 +67,26 @@ export const MAX_BATCH_WRITES = 128;
  */
 const SAVED_IDS_KEPT = 4096;
 
+/** Saves a task row whatever it held before; answers its row id. */
+const UPSERT_TASK = `
+  INSERT INTO task_records (tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task)
+  VALUES (@tenant, @principal_id, @task_id, @state, @run_id, @session_id, @trace_id, @agent_name, @created_at, @updated_at, @task)
+  ON CONFLICT (tenant, principal_id, task_id) DO UPDATE SET
+    state = excluded.state, run_id = excluded.run_id, session_id = excluded.session_id,
+    trace_id = excluded.trace_id, agent_name = excluded.agent_name, created_at = excluded.created_at,
+    updated_at = excluded.updated_at, task = excluded.task
+  RETURNING row_id`;
+
+/** Inserts a task row, or updates one whose ids are unchanged; answers its row id, no row otherwise. */
+const SAVE_TASK_IF_SAME_IDS = `
+  INSERT INTO task_records (tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task)
+  VALUES (@tenant, @principal_id, @task_id, @state, @run_id, @session_id, @trace_id, @agent_name, @created_at, @updated_at, @task)
+  ON CONFLICT (tenant, principal_id, task_id) DO UPDATE SET
+    state = excluded.state, updated_at = excluded.updated_at, task = excluded.task
+  WHERE run_id IS excluded.run_id AND session_id IS excluded.session_id AND trace_id IS excluded.trace_id
+    AND agent_name IS excluded.agent_name AND created_at = excluded.created_at
+  RETURNING row_id`;
+
 /** What queued writes are said to touch, so that a read flushes them only when it could see them. */
 const ANY_TASK = 'tasks';
 const ANY_REPORT = 'reports';
@@ -322,20 +342,9 @@ export class SqliteRunStore implements RunStore {
     try {
       this.#migrate(options.readonly === true);
       this.#db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? WRITE_BUSY_TIMEOUT_MS}`);
-      this.#upsertTask = this.#db.prepare(`
-        INSERT INTO task_records (tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task)
-        VALUES (@tenant, @principal_id, @task_id, @state, @run_id, @session_id, @trace_id, @agent_name, @created_at, @updated_at, @task)
-        ON CONFLICT (tenant, principal_id, task_id) DO UPDATE SET
-          state = excluded.state, run_id = excluded.run_id, session_id = excluded.session_id,
-          trace_id = excluded.trace_id, agent_name = excluded.agent_name, created_at = excluded.created_at,
-          updated_at = excluded.updated_at, task = excluded.task`);
-      this.#saveTaskIfSameIds = this.#db.prepare(`
-        INSERT INTO task_records (tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task)
-        VALUES (@tenant, @principal_id, @task_id, @state, @run_id, @session_id, @trace_id, @agent_name, @created_at, @updated_at, @task)
-        ON CONFLICT (tenant, principal_id, task_id) DO UPDATE SET
-          state = excluded.state, updated_at = excluded.updated_at, task = excluded.task
-        WHERE run_id IS excluded.run_id AND session_id IS excluded.session_id AND trace_id IS excluded.trace_id
-          AND agent_name IS excluded.agent_name AND created_at = excluded.created_at`);
+      // Both answer the row id: see #saveTask.
+      this.#upsertTask = this.#db.prepare(UPSERT_TASK).pluck();
+      this.#saveTaskIfSameIds = this.#db.prepare(SAVE_TASK_IF_SAME_IDS).pluck();
       this.#upsertReport = this.#db.prepare(`
         INSERT INTO run_reports (run_id, task_id, session_id, trace_id, agent_name, created_at, report)
         VALUES (@run_id, @task_id, @session_id, @trace_id, @agent_name, @created_at, @report)
@@ -495,16 +504,24 @@ export class SqliteRunStore implements RunStore {
    * would only find that out (~4 µs), and the full upsert goes first. The hint is only ever a
    * choice between two correct paths: the full upsert is right whatever the row holds, and the
    * first statement still checks the ids itself (another process may have saved the task since).
+   *
+   * Answers the row id (`RETURNING`): the key of the task's events, so a write that appends events
+   * after its snapshot needs no query of its own to find it.
    */
-  #saveTask(params: TaskRow): void {
+  #saveTask(params: TaskRow): number {
     const key = taskKey(params, params.task_id);
     const ids = `${params.run_id}\u0000${params.session_id}\u0000${params.trace_id}\u0000${params.agent_name}\u0000${params.created_at}`;
     const saved = this.#savedIds.get(key);
-    if (saved !== undefined && saved !== ids) this.#upsertTask.run(params);
-    else if (this.#saveTaskIfSameIds.run(params).changes === 0) this.#upsertTask.run(params);
+    // A conflict the narrower statement's WHERE refuses returns no row: the full upsert then runs.
+    const row =
+      saved !== undefined && saved !== ids
+        ? (this.#upsertTask.get(params) as number)
+        : ((this.#saveTaskIfSameIds.get(params) as number | undefined) ??
+          (this.#upsertTask.get(params) as number));
     this.#savedIds.delete(key);
     this.#savedIds.set(key, ids);
     if (this.#savedIds.size > SAVED_IDS_KEPT) this.#savedIds.delete(this.#savedIds.keys().next().value!);
+    return row;
   }
 
   /**
@@ -533,7 +550,7 @@ export class SqliteRunStore implements RunStore {
       const params = { ...row.columns, task: row.task };
       return {
         keys: [taskKey(row.columns, row.columns.task_id), ANY_TASK],
-        work: () => this.#saveTask(params),
+        work: () => void this.#saveTask(params),
       };
     });
   }
@@ -643,7 +660,7 @@ export class SqliteRunStore implements RunStore {
           let taskRow: number | undefined;
           for (const write of rows) {
             if ('row' in write) {
-              this.#saveTask({ ...write.row.columns, task: write.row.task });
+              taskRow = this.#saveTask({ ...write.row.columns, task: write.row.task });
               continue;
             }
             taskRow ??= this.#taskRowOf(who, taskId);
