@@ -88,9 +88,8 @@ export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
     if (this.finished) return Promise.resolve(DONE);
     let step: Promise<IteratorResult<TaskEvent>>;
     try {
-      this.source ??= this.open()[Symbol.asyncIterator]();
       // A hand-written iterator may answer with a plain result, as `await` would accept.
-      step = Promise.resolve(this.source.next());
+      step = Promise.resolve(this.opened().next());
     } catch (error) {
       return this.failed(error);
     }
@@ -100,13 +99,29 @@ export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
   private readonly stepped = (step: IteratorResult<TaskEvent>): IteratorResult<TaskEvent> => {
     if (this.finished) return DONE;
     if (step.done) return this.endWith(new InternalError(MISSING_FINAL_MESSAGE));
-    if (isFinalEvent(step.value)) {
+    this.admit(step.value);
+    return { done: false, value: step.value };
+  };
+
+  /** The handler's iterator, opened at the first read. */
+  private opened(): AsyncIterator<TaskEvent> {
+    return (this.source ??= this.open()[Symbol.asyncIterator]());
+  }
+
+  /**
+   * The rule for one event of the handler's stream, pulled or pushed: counted and taken, and the
+   * stream over after a final status. False once it is over: the event is dropped.
+   */
+  private admit(event: TaskEvent): boolean {
+    if (this.finished) return false;
+    this.yielded++;
+    if (isFinalEvent(event)) {
       this.finish();
       // Nobody asks the handler for more after its final status: let its cleanup (`finally`) run.
       this.releaseSource();
     }
-    return this.give(step.value);
-  };
+    return true;
+  }
 
   private readonly failed = (error: unknown): Promise<IteratorResult<TaskEvent>> => {
     try {
@@ -146,7 +161,7 @@ export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
     if (this.source !== undefined || this.finished) return this.pull(receive);
     let source: AsyncIterator<TaskEvent>;
     try {
-      source = this.source = this.open()[Symbol.asyncIterator]();
+      source = this.opened();
     } catch (error) {
       return this.failed(error).then(() => undefined);
     }
@@ -158,13 +173,11 @@ export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
         else void wait.then(resolve, resolve);
       };
       const take = (event: TaskEvent): Promise<void> | undefined => {
-        if (this.finished) return undefined;
-        this.yielded++;
-        if (!isFinalEvent(event)) return receive(event);
-        this.finish();
-        this.releaseSource();
+        if (!this.admit(event)) return undefined;
+        // Admitted and over: it was the final status, and the delivery ends after its wait.
+        const final = this.finished;
         const wait = receive(event);
-        last(wait);
+        if (final) last(wait);
         return wait;
       };
       try {
@@ -183,9 +196,7 @@ export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
             if (this.finished) return;
             try {
               void receive(this.endWith(new InternalError(MISSING_FINAL_MESSAGE)).value);
-              const final = this.pending.shift()!;
-              this.yielded++;
-              last(receive(final));
+              last(receive(this.give(this.pending.shift()!).value));
             } catch (thrown) {
               reject(thrown);
             }
