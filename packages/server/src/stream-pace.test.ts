@@ -14,12 +14,13 @@ import {
   type TaskEvent,
   type TaskHandler,
 } from '@agent/core';
-import { finalStatusEvent, offerPush, type EventReceiver } from '@agent/core/internal';
+import { finalStatusEvent, type EventReceiver } from '@agent/core/internal';
 import { InMemoryRunStore } from '@agent/events';
 import { ResourceExhaustedError, silentLogger } from '@agent/core';
 import { ServerPipeline } from './pipeline.js';
 import type { RequestInfo } from './request.js';
 import { LIVE_TAIL, STREAM_WINDOW } from './task-ledger.js';
+import { pushOnlyStream } from './test-support/push-only-stream.js';
 
 const OWNER = { tenant: '', principal_id: ANONYMOUS_PRINCIPAL };
 const CHUNKS = Math.max(STREAM_WINDOW, LIVE_TAIL) * 8;
@@ -35,14 +36,9 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** A stream that only pushes: the pipeline attaches a receiver, which `produce` drives; never pulled. */
+/** A stream that only pushes: the pipeline attaches a receiver, which `produce` drives. */
 function pushing(produce: (receiver: EventReceiver<TaskEvent>) => Promise<void>): AsyncIterable<TaskEvent> {
-  const iterator: AsyncIterableIterator<TaskEvent> = {
-    next: () => Promise.reject(new Error('this stream pushes its events')),
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  offerPush<AsyncIterableIterator<TaskEvent>, TaskEvent>(iterator, (receiver) => void produce(receiver));
-  return { [Symbol.asyncIterator]: () => iterator };
+  return pushOnlyStream((receiver) => void produce(receiver));
 }
 
 /** How the handler's stream reaches the pipeline: pulled like a generator, or pushed by its producer. */

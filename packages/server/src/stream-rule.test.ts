@@ -11,8 +11,9 @@ import {
   type Task,
   type TaskEvent,
 } from '@agent/core';
-import { finalStatusEvent, offerPush, type EventReceiver } from '@agent/core/internal';
+import { finalStatusEvent, type EventReceiver } from '@agent/core/internal';
 import { MISSING_FINAL_MESSAGE, TaskEventStream } from './stream-rule.js';
+import { pushOnlyStream } from './test-support/push-only-stream.js';
 
 const TASK: Task = createTask(createMessage('go', { role: 'user' }));
 
@@ -45,11 +46,7 @@ function pushing(produce: (receiver: EventReceiver<TaskEvent>) => Promise<void>)
   done: () => Promise<void>;
 } {
   let run: Promise<void> = Promise.resolve();
-  const iterator: AsyncIterableIterator<TaskEvent> = {
-    next: () => Promise.reject(new Error('a pushing stream is not pulled here')),
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  offerPush<AsyncIterableIterator<TaskEvent>, TaskEvent>(iterator, (receiver) => {
+  const iterator = pushOnlyStream((receiver) => {
     run = produce(receiver);
   });
   return { open: () => iterator, done: () => run };
@@ -160,11 +157,7 @@ describe('TaskEventStream.deliver', () => {
 
   it('rejects with the wire error when the stream cannot start, pushed or pulled, and delivers nothing', async () => {
     const refusal = new AgentError('TASK_ALREADY_RUNNING', 'already running');
-    const iterator: AsyncIterableIterator<TaskEvent> = {
-      next: () => Promise.reject(new Error('not pulled')),
-      [Symbol.asyncIterator]: () => iterator,
-    };
-    offerPush<AsyncIterableIterator<TaskEvent>, TaskEvent>(iterator, () => {
+    const iterator = pushOnlyStream(() => {
       throw refusal;
     });
     const got: TaskEvent[] = [];
