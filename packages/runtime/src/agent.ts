@@ -508,15 +508,15 @@ export class Agent implements TaskHandler {
     };
     const iterator: AsyncIterableIterator<TaskEvent> = {
       next: () => {
-        if (events === null) {
-          if (over) return Promise.resolve(DONE);
-          try {
-            start(null);
-          } catch (error) {
-            return Promise.reject(error);
-          }
+        if (events !== null) return events.next();
+        if (over) return Promise.resolve(DONE);
+        let started: AsyncIterator<TaskEvent>;
+        try {
+          started = start(null);
+        } catch (error) {
+          return Promise.reject(error);
         }
-        return (events as AsyncIterator<TaskEvent>).next();
+        return started.next();
       },
       return: () => {
         over = true;
