@@ -36,6 +36,18 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Chunk `i` of `CHUNKS` of one artifact of task `t`. */
+function chunk(t: Task, i: number): TaskEvent {
+  return {
+    type: 'task.artifact',
+    task_id: t.id,
+    artifact: createArtifact(`chunk ${i}`, { id: 'a1' }),
+    append: i > 1,
+    last_chunk: i === CHUNKS,
+    timestamp: new Date().toISOString(),
+  } as TaskEvent;
+}
+
 /** A stream that only pushes: the pipeline attaches a receiver, which `produce` drives. */
 function pushing(produce: (receiver: EventReceiver<TaskEvent>) => Promise<void>): AsyncIterable<TaskEvent> {
   return pushOnlyStream((receiver) => void produce(receiver));
@@ -52,15 +64,6 @@ type Mode = 'pull' | 'push';
 function chunky(mode: Mode = 'pull'): { handler: TaskHandler; produced: () => number } {
   let produced = 0;
   const canceled = new Map<string, string | undefined>();
-  const chunk = (t: Task, i: number): TaskEvent =>
-    ({
-      type: 'task.artifact',
-      task_id: t.id,
-      artifact: createArtifact(`chunk ${i}`, { id: 'a1' }),
-      append: i > 1,
-      last_chunk: i === CHUNKS,
-      timestamp: new Date().toISOString(),
-    }) as TaskEvent;
   async function* generate(t: Task): AsyncGenerator<TaskEvent> {
     for (let i = 1; i <= CHUNKS; i++) {
       if (canceled.has(t.id)) {
@@ -274,14 +277,7 @@ describe('a streamed run whose producer pushes without waiting', () => {
     const waits = new Set<Promise<void>>();
     const produce = async (receiver: EventReceiver<TaskEvent>): Promise<void> => {
       for (let i = 1; i <= CHUNKS; i++) {
-        const wait = receiver.push({
-          type: 'task.artifact',
-          task_id: t.id,
-          artifact: createArtifact(`chunk ${i}`, { id: 'a1' }),
-          append: i > 1,
-          last_chunk: false,
-          timestamp: new Date().toISOString(),
-        } as TaskEvent);
+        const wait = receiver.push(chunk(t, i));
         // Past the window it waits for its starter; from then on it no longer waits, as a run does
         // once a cancel ended its wait, or whose emits overlap.
         if (i <= STREAM_WINDOW) await wait;
