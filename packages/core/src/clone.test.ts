@@ -51,6 +51,26 @@ describe('snapshot', () => {
     expect(1 in copy.sparse).toBe(false);
   });
 
+  it('copies a null-prototype object, objects nested in arrays, and leaves symbol keys as they are', () => {
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { inner: { n: 1 } });
+    const tag = Symbol('tag');
+    const tagged = { rows: [[{ n: 1 }], null, 'x'], [tag]: { shared: true } };
+    const copy = snapshot({ bare, tagged });
+    expect(Object.getPrototypeOf(copy.bare)).toBe(Object.prototype);
+    expect(copy.bare.inner).toEqual({ n: 1 });
+    expect(copy.bare.inner).not.toBe(bare.inner);
+    expect(copy.tagged.rows).toEqual([[{ n: 1 }], null, 'x']);
+    expect(copy.tagged.rows[0]).not.toBe(tagged.rows[0]);
+    expect((copy.tagged.rows[0] as object[])[0]).not.toBe((tagged.rows[0] as object[])[0]);
+    // Not data: carried over, not copied (JSON leaves it out).
+    expect(copy.tagged[tag]).toBe(tagged[tag]);
+  });
+
+  it('hands a function anywhere inside, even deep, to the fallback rather than sharing it', () => {
+    const copy = snapshot({ a: { b: [{ c: () => 1, keep: 2 }] } });
+    expect(copy).toEqual({ a: { b: [{ keep: 2 }] } });
+  });
+
   it('falls back to JSON for what structuredClone refuses', () => {
     const copy = snapshot({ keep: 1, drop: () => 1 });
     expect(copy).toEqual({ keep: 1 });
