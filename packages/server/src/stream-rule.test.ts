@@ -52,6 +52,14 @@ function pushing(produce: (receiver: EventReceiver<TaskEvent>) => Promise<void>)
   return { open: () => iterator, done: () => run };
 }
 
+/** Pushes chunks 1 to 3, each noted in `produced` as it goes, awaiting every wait it is given. */
+async function pushChunks(receiver: EventReceiver<TaskEvent>, produced: number[]): Promise<void> {
+  for (let i = 1; i <= 3; i++) {
+    produced.push(i);
+    await receiver.push(chunk(i));
+  }
+}
+
 function stream(open: () => AsyncIterable<TaskEvent>, onEnd = (): void => undefined): TaskEventStream {
   return new TaskEventStream(TASK, open, {
     toWire: (error) => (error instanceof AgentError ? error : new InternalError(String(error))),
@@ -83,10 +91,7 @@ describe('TaskEventStream.deliver', () => {
     const produced: number[] = [];
     let releaseFinal!: () => void;
     const source = pushing(async (receiver) => {
-      for (let i = 1; i <= 3; i++) {
-        produced.push(i);
-        await receiver.push(chunk(i));
-      }
+      await pushChunks(receiver, produced);
       void receiver.push(COMPLETED());
       expect(receiver.push(chunk(4))).toBeUndefined();
       receiver.end();
@@ -122,10 +127,7 @@ describe('TaskEventStream.deliver', () => {
     const produced: number[] = [];
     let release!: () => void;
     const source = pushing(async (receiver) => {
-      for (let i = 1; i <= 3; i++) {
-        produced.push(i);
-        await receiver.push(chunk(i));
-      }
+      await pushChunks(receiver, produced);
       void receiver.push(COMPLETED());
     });
     const delivered = stream(source.open).deliver((event) =>
