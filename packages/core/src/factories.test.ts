@@ -15,7 +15,12 @@ import {
 describe('factories', () => {
   it('fill ids and UTC timestamps', () => {
     const task = createTask('hello');
-    expect(task.id).toMatch(/^[0-9a-f-]{36}$/);
+    // A UUID v7, so that a store's index of task ids grows at its end.
+    expect(task.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(parseInt(task.id.replace(/-/g, '').slice(0, 12), 16)).toBeGreaterThan(Date.now() - 60_000);
+    expect(task.messages[0]!.id).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expect(task.created_at).toMatch(/Z$/);
     expect(task.state).toBe('submitted');
     expect(task.messages[0]).toMatchObject({ role: 'user', parts: [{ type: 'text', content: 'hello' }] });

@@ -1,5 +1,5 @@
 import { ValueError } from './errors.js';
-import { newId, nowIso } from './ids.js';
+import { newId, newTimeOrderedId, nowIso } from './ids.js';
 import { checkOptionNames, optionNames } from './option-names.js';
 import type { Artifact, JsonObject, Message, MessageRole, Part, Task, TaskState } from './wire.js';
 
@@ -54,7 +54,8 @@ const TASK_OPTIONS = optionNames<CreateTaskOptions>({
 
 /**
  * A task with a caller-side id (the id exists before submission). A string or message argument
- * becomes the first message.
+ * becomes the first message. The id is a UUID v7: stores key and index tasks by it, and an id that
+ * begins with the time adds its index entry at the end of the index instead of on a random page.
  */
 export function createTask(
   input?: string | Message | CreateTaskOptions,
@@ -67,7 +68,7 @@ export function createTask(
   else if (input) opts = { ...(input as CreateTaskOptions), ...options };
   checkOptionNames('createTask', opts, TASK_OPTIONS);
   return {
-    id: opts.id ?? newId(),
+    id: opts.id ?? newTimeOrderedId(),
     state: opts.state ?? 'submitted',
     messages: [...first, ...(opts.messages ?? [])],
     artifacts: opts.artifacts ?? [],
