@@ -105,6 +105,53 @@ CREATE TABLE task_events (
 ) WITHOUT ROWID;
 `;
 
+/** The schema-3 DDL as the schema-3 store left a new file: a fixture, never to be edited. */
+const SCHEMA_3 = `
+CREATE TABLE task_records (
+  row_id INTEGER PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  principal_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  state TEXT NOT NULL,
+  run_id TEXT,
+  session_id TEXT,
+  trace_id TEXT,
+  agent_name TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  task TEXT NOT NULL,
+  UNIQUE (tenant, principal_id, task_id)
+);
+CREATE INDEX task_records_state ON task_records (state);
+CREATE INDEX task_records_run_id ON task_records (run_id);
+CREATE INDEX task_records_session_id ON task_records (session_id, updated_at);
+CREATE INDEX task_records_trace_id ON task_records (trace_id);
+CREATE INDEX task_records_agent_name ON task_records (agent_name);
+CREATE INDEX task_records_created_at ON task_records (created_at);
+CREATE INDEX task_records_updated_at ON task_records (updated_at);
+CREATE INDEX task_records_owner_page ON task_records (tenant, principal_id, updated_at DESC, task_id);
+CREATE TABLE run_reports (
+  run_id     TEXT PRIMARY KEY,
+  task_id    TEXT,
+  session_id TEXT,
+  trace_id   TEXT,
+  agent_name TEXT,
+  created_at TEXT NOT NULL,
+  report     TEXT NOT NULL
+);
+CREATE INDEX run_reports_session_id ON run_reports (session_id, created_at);
+CREATE INDEX run_reports_trace_id ON run_reports (trace_id);
+CREATE INDEX run_reports_agent_name ON run_reports (agent_name);
+CREATE INDEX run_reports_task_id ON run_reports (task_id);
+CREATE INDEX run_reports_created_at ON run_reports (created_at);
+CREATE TABLE task_events (
+  task_row INTEGER NOT NULL,
+  sequence INTEGER NOT NULL,
+  event    TEXT NOT NULL
+);
+CREATE UNIQUE INDEX task_events_key ON task_events (task_row, sequence);
+`;
+
 /** The schema-1 upserts, as the schema-1 store ran them. */
 const UPSERT_TASK_1 = `
   INSERT INTO task_records (task_id, state, run_id, session_id, trace_id, agent_name, created_at, updated_at, task)
@@ -251,8 +298,11 @@ describe('SqliteRunStore schema migration', () => {
     const after = indexes(path);
     for (const [name, columns] of Object.entries(before)) {
       if (name.startsWith('task_records.sqlite_')) continue;
+      // Schema 4 drops it: no query reads task records by creation time.
+      if (name === 'task_records.task_records_created_at') continue;
       expect(after[name]).toEqual(columns);
     }
+    expect(after['task_records.task_records_created_at']).toBeUndefined();
     expect(after['task_records.task_records_owner_page']).toEqual([
       'tenant',
       'principal_id',
@@ -399,6 +449,106 @@ describe('SqliteRunStore schema migration', () => {
         .join('\n');
       expect(plan).toMatch(/USING INDEX task_events_key/);
       expect(plan).not.toMatch(/TEMP B-TREE/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('opens a schema-3 file: no index on creation time, and session indexes only of rows with a session', async () => {
+    const path = join(dir, 'v3.db');
+    const owner = { tenant: 't', principal_id: 'p' };
+    const raw = new Database(path);
+    raw.pragma('journal_mode = WAL');
+    const runIds: string[] = [];
+    raw.transaction(() => {
+      raw.exec(SCHEMA_3);
+      raw.pragma('user_version = 3');
+      const insertTask = raw.prepare(
+        `INSERT INTO task_records (tenant, principal_id, task_id, state, session_id, created_at, updated_at, task)
+           VALUES ('t', 'p', ?, 'completed', ?, ?, ?, ?)`,
+      );
+      insertTask.run(
+        'in-session',
+        'sess-1',
+        '2026-01-01T00:00:01.000Z',
+        '2026-01-01T00:00:02.000Z',
+        '{"id":"in-session"}',
+      );
+      insertTask.run('alone', null, '2026-01-01T00:00:03.000Z', '2026-01-01T00:00:04.000Z', '{"id":"alone"}');
+      raw
+        .prepare('INSERT INTO task_events VALUES (1, 1, ?)')
+        .run(JSON.stringify({ type: 'task.status', task_id: 'in-session', state: 'completed', final: true }));
+      for (const sessionId of ['sess-1', null]) {
+        const context = runContext({ run_id: `run-${sessionId ?? 'alone'}`, session_id: sessionId });
+        const recorder = new RunRecorder({ context });
+        for (const event of completedRun(`task-of-${context.run_id}`, context).events)
+          recorder.recordTaskEvent(event);
+        const report = recorder.toReport();
+        raw.prepare(UPSERT_REPORT_1).run({
+          run_id: report.runId,
+          task_id: report.taskId,
+          session_id: report.sessionId,
+          trace_id: report.traceId,
+          agent_name: report.agentName,
+          created_at: new Date(report.createdAt).toISOString(),
+          report: JSON.stringify(report.toDict({ redactionPolicy: policy })),
+        });
+        runIds.push(report.runId!);
+      }
+    })();
+    raw.close();
+
+    const store = new SqliteRunStore({ path });
+    try {
+      expect((await store.listTaskRecords({ owner, sessionId: 'sess-1' })).map((r) => r.task_id)).toEqual([
+        'in-session',
+      ]);
+      expect((await store.listTaskRecords({ owner })).map((r) => r.task_id)).toEqual(['alone', 'in-session']);
+      expect((await store.listTaskEvents(owner, 'in-session')).map((e) => e.sequence)).toEqual([1]);
+      expect((await store.listRunReports({ sessionId: 'sess-1' })).map((r) => r.runId)).toEqual([runIds[0]]);
+      expect((await store.listRunReports()).map((r) => r.runId).sort()).toEqual([...runIds].sort());
+      // New rows go on as before, with and without a session.
+      await store.saveTaskSnapshot(createTask('x', { id: 'later', metadata: { session_id: 'sess-1' } }), {
+        owner,
+      });
+      await store.saveTaskSnapshot(createTask('y', { id: 'later-alone' }), { owner });
+      expect(
+        (await store.listTaskRecords({ owner, sessionId: 'sess-1' })).map((r) => r.task_id).sort(),
+      ).toEqual(['in-session', 'later']);
+    } finally {
+      store.close();
+    }
+
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      const after = indexes(path);
+      expect(after['task_records.task_records_created_at']).toBeUndefined();
+      expect(after['task_records.task_records_session_id']).toEqual(['session_id', 'updated_at']);
+      expect(after['run_reports.run_reports_session_id']).toEqual(['session_id', 'created_at']);
+      const partial = (table: string) =>
+        db.prepare(`SELECT name FROM pragma_index_list('${table}') WHERE partial = 1`).pluck().all();
+      expect(partial('task_records')).toEqual(['task_records_session_id']);
+      expect(partial('run_reports')).toEqual(['run_reports_session_id']);
+      // Only rows with a session are in them, and a lookup by session still reads the index.
+      const entries = (index: string, table: string) =>
+        db
+          .prepare(`SELECT count(*) FROM ${table} INDEXED BY ${index} WHERE session_id IS NOT NULL`)
+          .pluck()
+          .get();
+      expect(entries('task_records_session_id', 'task_records')).toBe(2);
+      expect(entries('run_reports_session_id', 'run_reports')).toBe(1);
+      const plan = (
+        db
+          .prepare(
+            'EXPLAIN QUERY PLAN SELECT report FROM run_reports WHERE session_id = ? ORDER BY created_at DESC LIMIT 10',
+          )
+          .all('sess-1') as { detail: string }[]
+      )
+        .map((row) => row.detail)
+        .join('\n');
+      expect(plan).toMatch(/USING INDEX run_reports_session_id/);
     } finally {
       db.close();
     }

@@ -58,7 +58,6 @@ describe('SqliteRunStore file behaviour', () => {
           'session_id',
           'trace_id',
           'agent_name',
-          'created_at',
           'updated_at',
         ]),
       );

@@ -102,7 +102,7 @@ const BACKGROUND_CHECKPOINT_START_BYTES = 4 * 1024 * 1024;
 const WAL_CHECKPOINT_PAGES_BESIDE_WORKER = 10_000;
 
 /** Bumped with every schema change; a file written by a newer version is refused. */
-export const SQLITE_SCHEMA_VERSION = 3;
+export const SQLITE_SCHEMA_VERSION = 4;
 
 export interface SqliteRunStoreOptions extends RunStoreOptions {
   /** Database file path; `:memory:` for a private in-memory database. */
@@ -236,6 +236,16 @@ ALTER TABLE task_events_v3 RENAME TO task_events;
 ${TASK_INDEXES}
 CREATE INDEX task_records_owner_page ON task_records (tenant, principal_id, updated_at DESC, task_id);
 CREATE UNIQUE INDEX task_events_key ON task_events (task_row, sequence);
+`,
+  // Each index a row enters costs a commit at least a page of it. No query reads task records by
+  // creation time, and a task or report without a session (most of them) is never looked up by it:
+  // those index entries were written for nothing.
+  `
+DROP INDEX task_records_created_at;
+DROP INDEX task_records_session_id;
+CREATE INDEX task_records_session_id ON task_records (session_id, updated_at) WHERE session_id IS NOT NULL;
+DROP INDEX run_reports_session_id;
+CREATE INDEX run_reports_session_id ON run_reports (session_id, created_at) WHERE session_id IS NOT NULL;
 `,
 ];
 
