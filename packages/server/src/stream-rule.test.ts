@@ -157,6 +157,29 @@ describe('TaskEventStream.deliver', () => {
     expect(events.count).toBe(3);
   });
 
+  it("sends the final status of a pushed stream that ended early only after the error event's wait", async () => {
+    const source = pushing(async (receiver) => {
+      void receiver.push(chunk(1));
+      receiver.end();
+    });
+    const got: string[] = [];
+    let release!: () => void;
+    let settled = false;
+    const delivered = stream(source.open)
+      .deliver((event) => {
+        got.push(event.type);
+        return event.type === 'task.error' ? new Promise<void>((resolve) => (release = resolve)) : undefined;
+      })
+      .then(() => (settled = true));
+    await source.done();
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(got).toEqual(['task.artifact', 'task.error']);
+    expect(settled).toBe(false);
+    release();
+    await delivered;
+    expect(got).toEqual(['task.artifact', 'task.error', 'task.status']);
+  });
+
   it('rejects with the wire error when the stream cannot start, pushed or pulled, and delivers nothing', async () => {
     const refusal = new AgentError('TASK_ALREADY_RUNNING', 'already running');
     const iterator = pushOnlyStream(() => {

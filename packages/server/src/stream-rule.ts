@@ -194,9 +194,21 @@ export class TaskEventStream implements AsyncIterableIterator<TaskEvent> {
           },
           end: () => {
             if (this.finished) return;
+            // The failed ending is two events: the final status waits for the error's wait, as
+            // every event does for the one before it.
+            const sendFinal = (): void => {
+              try {
+                const final = this.pending.shift();
+                if (final === undefined) resolve();
+                else last(receive(this.give(final).value));
+              } catch (thrown) {
+                reject(thrown);
+              }
+            };
             try {
-              void receive(this.endWith(new InternalError(MISSING_FINAL_MESSAGE)).value);
-              last(receive(this.give(this.pending.shift()!).value));
+              const wait = receive(this.endWith(new InternalError(MISSING_FINAL_MESSAGE)).value);
+              if (wait === undefined) sendFinal();
+              else wait.then(sendFinal, reject);
             } catch (thrown) {
               reject(thrown);
             }
