@@ -31,6 +31,7 @@ export {
   type ReportTextRow,
   type TaskColumns,
   type TaskRow,
+  type TaskWriteRow,
 } from './store/records.js';
 export {
   createOptionsOf,

@@ -109,25 +109,24 @@ export class PostgresCoordination implements TaskCoordination {
   async claimTask(owner: TaskOwner, taskId: string): Promise<void> {
     checkTask(owner, taskId);
     this.#assertRunning();
-    const claimed = await this.#db.transaction(async (client) => {
-      // Only under a live lease: a claim must never outlive the lease that tells sweepers about it.
-      const result = await client.query(
-        `INSERT INTO agent_task_claims (tenant, principal_id, task_id, replica_id, claimed_at)
+    // One statement, so one round trip and atomic by itself: the claim, only under a live lease (a
+    // claim must never outlive the lease that tells sweepers about it), and once it is made, the
+    // removal of requests left from an earlier run of this task id, which are not for this run.
+    const { rows } = await this.#db.query<{ claimed: number }>(
+      `WITH claimed AS (
+         INSERT INTO agent_task_claims (tenant, principal_id, task_id, replica_id, claimed_at)
          SELECT $1, $2, $3, $4, now()
          WHERE EXISTS (SELECT 1 FROM agent_replicas WHERE replica_id = $4 AND expires_at > now())
          ON CONFLICT (tenant, principal_id, task_id)
-         DO UPDATE SET replica_id = EXCLUDED.replica_id, claimed_at = EXCLUDED.claimed_at`,
-        [owner.tenant, owner.principal_id, taskId, this.replicaId],
-      );
-      if (result.rowCount !== 1) return false;
-      // Requests left from an earlier run of this task id are not for the run starting now.
-      await client.query(
-        'DELETE FROM agent_cancel_requests WHERE tenant = $1 AND principal_id = $2 AND task_id = $3',
-        [owner.tenant, owner.principal_id, taskId],
-      );
-      return true;
-    });
-    if (!claimed) {
+         DO UPDATE SET replica_id = EXCLUDED.replica_id, claimed_at = EXCLUDED.claimed_at
+         RETURNING 1),
+       cleared AS (
+         DELETE FROM agent_cancel_requests
+         WHERE tenant = $1 AND principal_id = $2 AND task_id = $3 AND EXISTS (SELECT 1 FROM claimed))
+       SELECT count(*)::integer AS claimed FROM claimed`,
+      [owner.tenant, owner.principal_id, taskId, this.replicaId],
+    );
+    if (rows[0]?.claimed !== 1) {
       this.#declareLost();
       throw lostError();
     }

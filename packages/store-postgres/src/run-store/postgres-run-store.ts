@@ -38,13 +38,32 @@ import {
   reportOfStoredText,
   reportTextRowOf,
   retentionOf,
+  taskNotFound,
   taskQueryOf,
   taskRowOf,
   taskWriteRowsOf,
+  type TaskWriteRow,
 } from '@agent/events/internal';
 import { CONNECTION_OPTION_NAMES, databaseOf, type PostgresConnectionOptions } from '../store-database.js';
 import { SqlFilter } from '../sql-filter.js';
-import { appendToTaskIn, saveSnapshotIn, sweepExpired, TERMINAL_SQL } from './task-writes.js';
+import {
+  appendEventsIn,
+  appendToTaskIn,
+  lockTask,
+  saveSnapshotIn,
+  sweepExpired,
+  TERMINAL_SQL,
+  type LockedTask,
+} from './task-writes.js';
+
+/** True when a write after `index` appends an event: its notification then covers the snapshot's. */
+function appendsAfter(rows: readonly TaskWriteRow[], index: number): boolean {
+  for (let next = index + 1; next < rows.length; next++) {
+    const write = rows[next]!;
+    if ('texts' in write && write.texts.length > 0) return true;
+  }
+  return false;
+}
 
 export interface PostgresRunStoreOptions extends RunStoreOptions, PostgresConnectionOptions {
   /**
@@ -264,12 +283,19 @@ export class PostgresRunStore implements RunStore {
       const cutoff = this.#cutoff();
       await this.database.transaction(async (client) => {
         await sweepExpired(client, cutoff);
-        for (const write of rows) {
+        // The record, locked from the group's first write on: a snapshot's statement locks it as
+        // it saves it, so the appends after it need no lock of their own.
+        let locked: LockedTask | undefined;
+        for (let index = 0; index < rows.length; index++) {
+          const write = rows[index]!;
           if ('row' in write) {
-            await saveSnapshotIn(client, write.row, cutoff);
+            // An append later in the group notifies, with a later sequence, at the same commit.
+            locked = await saveSnapshotIn(client, write.row, cutoff, !appendsAfter(rows, index));
             continue;
           }
-          await appendToTaskIn(client, who, taskId, cutoff, write.texts);
+          locked ??= await lockTask(client, who, taskId, cutoff);
+          if (!locked) throw taskNotFound(taskId);
+          await appendEventsIn(client, who, taskId, locked, write.texts);
         }
       });
     } catch (error) {

@@ -16,6 +16,16 @@ export const TERMINAL_SQL = TERMINAL_TASK_STATES.map((state) => `'${state}'`).jo
 
 const KEY = 'tenant = $1 AND principal_id = $2 AND task_id = $3';
 
+/** The payload of a task's notification on {@link TASK_EVENTS_CHANNEL}. */
+function notification(owner: TaskOwner, taskId: string, sequence: number): string {
+  return JSON.stringify({
+    tenant: owner.tenant,
+    principal_id: owner.principal_id,
+    task_id: taskId,
+    sequence,
+  });
+}
+
 /** Wakes the watchers of a task (delivered when the transaction commits, dropped if it rolls back). */
 export async function notifyTask(
   client: PoolClient,
@@ -23,13 +33,10 @@ export async function notifyTask(
   taskId: string,
   sequence: number,
 ): Promise<void> {
-  const payload = JSON.stringify({
-    tenant: owner.tenant,
-    principal_id: owner.principal_id,
-    task_id: taskId,
-    sequence,
-  });
-  await client.query('SELECT pg_notify($1, $2)', [TASK_EVENTS_CHANNEL, payload]);
+  await client.query('SELECT pg_notify($1, $2)', [
+    TASK_EVENTS_CHANNEL,
+    notification(owner, taskId, sequence),
+  ]);
 }
 
 /**
@@ -49,12 +56,29 @@ export async function sweepExpired(client: PoolClient, cutoff: string | null): P
 }
 
 /**
+ * The notification of the record a statement returns, for its `RETURNING` list: the statement that
+ * knows the log's last sequence sends it, with no round trip of its own. Its JSON is read back
+ * with `JSON.parse`, like the one {@link notifyTask} sends.
+ */
+const NOTIFY_RETURNED = `pg_notify('${TASK_EVENTS_CHANNEL}', json_build_object(
+  'tenant', tenant, 'principal_id', principal_id, 'task_id', task_id, 'sequence', event_count)::text)`;
+
+/**
  * Upserts a snapshot. A record whose state is terminal keeps its state, ids and task (an ending is
  * final: a replica that lost the task cannot overwrite the ending another one wrote); only its
  * `updated_at` moves, since retention counts from the last save. An expired record is replaced by a
- * new one, with an empty log. Notifies with the log's last sequence.
+ * new one, with an empty log. Notifies with the log's last sequence unless `notify` is false (a
+ * caller that appends to the log next, in the same transaction, notifies then).
+ *
+ * Returns the record as {@link lockTask} would: the statement that saved it locked it for the rest
+ * of the transaction.
  */
-export async function saveSnapshotIn(client: PoolClient, row: TaskRow, cutoff: string | null): Promise<void> {
+export async function saveSnapshotIn(
+  client: PoolClient,
+  row: TaskRow,
+  cutoff: string | null,
+  notify = true,
+): Promise<LockedTask | undefined> {
   const c = row.columns;
   const key = [c.tenant, c.principal_id, c.task_id];
   if (cutoff !== null)
@@ -62,9 +86,10 @@ export async function saveSnapshotIn(client: PoolClient, row: TaskRow, cutoff: s
       `DELETE FROM agent_tasks WHERE ${KEY} AND state IN (${TERMINAL_SQL}) AND updated_at < $4`,
       [...key, cutoff],
     );
+  const returning = `RETURNING state, event_count${notify ? `, ${NOTIFY_RETURNED}` : ''}`;
   // ON CONFLICT locks the existing row even when its WHERE refuses the update, so the follow-up
   // below touches the row this statement saw.
-  const saved = await client.query<{ event_count: number }>(
+  const saved = await client.query<LockedTask>(
     `INSERT INTO agent_tasks AS t (tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name,
                                    created_at, updated_at, task)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -73,18 +98,18 @@ export async function saveSnapshotIn(client: PoolClient, row: TaskRow, cutoff: s
        trace_id = EXCLUDED.trace_id, agent_name = EXCLUDED.agent_name, created_at = EXCLUDED.created_at,
        updated_at = EXCLUDED.updated_at, task = EXCLUDED.task
        WHERE t.state NOT IN (${TERMINAL_SQL})
-     RETURNING event_count`,
+     ${returning}`,
     [...key, c.state, c.run_id, c.session_id, c.trace_id, c.agent_name, c.created_at, c.updated_at, row.task],
   );
-  let eventCount = saved.rows[0]?.event_count;
-  if (eventCount === undefined) {
-    const touched = await client.query<{ event_count: number }>(
-      `UPDATE agent_tasks SET updated_at = $4 WHERE ${KEY} RETURNING event_count`,
-      [...key, c.updated_at],
-    );
-    eventCount = touched.rows[0]?.event_count ?? 0;
-  }
-  await notifyTask(client, c, c.task_id, eventCount);
+  const record =
+    saved.rows[0] ??
+    (
+      await client.query<LockedTask>(`UPDATE agent_tasks SET updated_at = $4 WHERE ${KEY} ${returning}`, [
+        ...key,
+        c.updated_at,
+      ])
+    ).rows[0];
+  return record && { state: record.state, event_count: record.event_count };
 }
 
 /** The locked record of a task: its state and the last sequence of its log. */
@@ -152,16 +177,25 @@ export async function appendEventsIn(
     });
   if (texts.length === 0) return [];
   const first = locked.event_count + 1;
-  const key = [owner.tenant, owner.principal_id, taskId];
-  await client.query(
-    `INSERT INTO agent_task_events (tenant, principal_id, task_id, sequence, event)
-     SELECT $1, $2, $3, $4 + (ordinality::integer) - 1, event FROM unnest($5::text[]) WITH ORDINALITY AS e(event, ordinality)`,
-    [...key, first, texts],
-  );
   const last = locked.event_count + texts.length;
-  await client.query(`UPDATE agent_tasks SET event_count = $4 WHERE ${KEY}`, [...key, last]);
+  // The rows, the record's last sequence and the notification in one statement: one round trip.
+  await client.query(
+    `WITH appended AS (
+       INSERT INTO agent_task_events (tenant, principal_id, task_id, sequence, event)
+       SELECT $1, $2, $3, $4 + (ordinality::integer) - 1, event FROM unnest($5::text[]) WITH ORDINALITY AS e(event, ordinality))
+     UPDATE agent_tasks SET event_count = $6 WHERE ${KEY} RETURNING pg_notify($7, $8)`,
+    [
+      owner.tenant,
+      owner.principal_id,
+      taskId,
+      first,
+      texts,
+      last,
+      TASK_EVENTS_CHANNEL,
+      notification(owner, taskId, last),
+    ],
+  );
   locked.event_count = last;
-  await notifyTask(client, owner, taskId, last);
   return texts.map((_, index) => first + index);
 }
 
