@@ -16,7 +16,10 @@ export const TERMINAL_SQL = TERMINAL_TASK_STATES.map((state) => `'${state}'`).jo
 
 const KEY = 'tenant = $1 AND principal_id = $2 AND task_id = $3';
 
-/** The payload of a task's notification on {@link TASK_EVENTS_CHANNEL}. */
+/**
+ * The payload of a task's notification on {@link TASK_EVENTS_CHANNEL}, which wakes its watchers
+ * (delivered when the transaction commits, dropped if it rolls back).
+ */
 function notification(owner: TaskOwner, taskId: string, sequence: number): string {
   return JSON.stringify({
     tenant: owner.tenant,
@@ -24,19 +27,6 @@ function notification(owner: TaskOwner, taskId: string, sequence: number): strin
     task_id: taskId,
     sequence,
   });
-}
-
-/** Wakes the watchers of a task (delivered when the transaction commits, dropped if it rolls back). */
-export async function notifyTask(
-  client: PoolClient,
-  owner: TaskOwner,
-  taskId: string,
-  sequence: number,
-): Promise<void> {
-  await client.query('SELECT pg_notify($1, $2)', [
-    TASK_EVENTS_CHANNEL,
-    notification(owner, taskId, sequence),
-  ]);
 }
 
 /**
@@ -58,7 +48,7 @@ export async function sweepExpired(client: PoolClient, cutoff: string | null): P
 /**
  * The notification of the record a statement returns, for its `RETURNING` list: the statement that
  * knows the log's last sequence sends it, with no round trip of its own. Its JSON is read back
- * with `JSON.parse`, like the one {@link notifyTask} sends.
+ * with `JSON.parse`, like the one {@link notification} makes.
  */
 const NOTIFY_RETURNED = `pg_notify('${TASK_EVENTS_CHANNEL}', json_build_object(
   'tenant', tenant, 'principal_id', principal_id, 'task_id', task_id, 'sequence', event_count)::text)`;
