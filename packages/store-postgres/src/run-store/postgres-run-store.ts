@@ -38,7 +38,6 @@ import {
   reportOfStoredText,
   reportTextRowOf,
   retentionOf,
-  taskNotFound,
   taskQueryOf,
   taskRowOf,
   taskWriteRowsOf,
@@ -49,7 +48,7 @@ import { SqlFilter } from '../sql-filter.js';
 import {
   appendEventsIn,
   appendToTaskIn,
-  lockTask,
+  lockExistingTask,
   saveSnapshotIn,
   sweepExpired,
   TERMINAL_SQL,
@@ -293,8 +292,7 @@ export class PostgresRunStore implements RunStore {
             locked = await saveSnapshotIn(client, write.row, cutoff, !appendsAfter(rows, index));
             continue;
           }
-          locked ??= await lockTask(client, who, taskId, cutoff);
-          if (!locked) throw taskNotFound(taskId);
+          locked ??= await lockExistingTask(client, who, taskId, cutoff);
           await appendEventsIn(client, who, taskId, locked, write.texts);
         }
       });

@@ -17,19 +17,6 @@ export const TERMINAL_SQL = TERMINAL_TASK_STATES.map((state) => `'${state}'`).jo
 const KEY = 'tenant = $1 AND principal_id = $2 AND task_id = $3';
 
 /**
- * The payload of a task's notification on {@link TASK_EVENTS_CHANNEL}, which wakes its watchers
- * (delivered when the transaction commits, dropped if it rolls back).
- */
-function notification(owner: TaskOwner, taskId: string, sequence: number): string {
-  return JSON.stringify({
-    tenant: owner.tenant,
-    principal_id: owner.principal_id,
-    task_id: taskId,
-    sequence,
-  });
-}
-
-/**
  * Deletes finished records (with their events, by the foreign key) saved before `cutoff`. Rows
  * another transaction holds are skipped, not waited for: a sweep never blocks a writer, and two
  * sweeps never deadlock; what one skips the next write sweeps. Bounded per call.
@@ -46,9 +33,10 @@ export async function sweepExpired(client: PoolClient, cutoff: string | null): P
 }
 
 /**
- * The notification of the record a statement returns, for its `RETURNING` list: the statement that
- * knows the log's last sequence sends it, with no round trip of its own. Its JSON is read back
- * with `JSON.parse`, like the one {@link notification} makes.
+ * The notification on {@link TASK_EVENTS_CHANNEL} of the record a statement returns, for its
+ * `RETURNING` list: `{"tenant","principal_id","task_id","sequence"}`, the sequence being the log's
+ * last. It wakes the task's watchers (delivered when the transaction commits, dropped if it rolls
+ * back), and the statement that wrote the record sends it, with no round trip of its own.
  */
 const NOTIFY_RETURNED = `pg_notify('${TASK_EVENTS_CHANNEL}', json_build_object(
   'tenant', tenant, 'principal_id', principal_id, 'task_id', task_id, 'sequence', event_count)::text)`;
@@ -173,20 +161,26 @@ export async function appendEventsIn(
     `WITH appended AS (
        INSERT INTO agent_task_events (tenant, principal_id, task_id, sequence, event)
        SELECT $1, $2, $3, $4 + (ordinality::integer) - 1, event FROM unnest($5::text[]) WITH ORDINALITY AS e(event, ordinality))
-     UPDATE agent_tasks SET event_count = $6 WHERE ${KEY} RETURNING pg_notify($7, $8)`,
-    [
-      owner.tenant,
-      owner.principal_id,
-      taskId,
-      first,
-      texts,
-      last,
-      TASK_EVENTS_CHANNEL,
-      notification(owner, taskId, last),
-    ],
+     UPDATE agent_tasks SET event_count = $6 WHERE ${KEY} RETURNING ${NOTIFY_RETURNED}`,
+    [owner.tenant, owner.principal_id, taskId, first, texts, last],
   );
   locked.event_count = last;
   return texts.map((_, index) => first + index);
+}
+
+/**
+ * {@link lockTask} for a write that needs the record.
+ * @throws TaskNotFoundError when the owner has no (live) record of the task.
+ */
+export async function lockExistingTask(
+  client: PoolClient,
+  owner: TaskOwner,
+  taskId: string,
+  cutoff: string | null,
+): Promise<LockedTask> {
+  const locked = await lockTask(client, owner, taskId, cutoff);
+  if (!locked) throw taskNotFound(taskId);
+  return locked;
 }
 
 /**
@@ -201,7 +195,5 @@ export async function appendToTaskIn(
   cutoff: string | null,
   texts: readonly string[],
 ): Promise<number[]> {
-  const locked = await lockTask(client, owner, taskId, cutoff);
-  if (!locked) throw taskNotFound(taskId);
-  return appendEventsIn(client, owner, taskId, locked, texts);
+  return appendEventsIn(client, owner, taskId, await lockExistingTask(client, owner, taskId, cutoff), texts);
 }
