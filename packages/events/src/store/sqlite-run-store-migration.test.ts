@@ -205,6 +205,26 @@ function v1Tasks(): V1Task[] {
   ];
 }
 
+/**
+ * Writes the report of a completed run `runId` (of task `task-of-<runId>`) as every schema so far
+ * keeps it: the `run_reports` table has not changed since schema 1.
+ */
+function insertReport(db: Database.Database, runId: string, sessionId: string | null): void {
+  const context = runContext({ run_id: runId, session_id: sessionId });
+  const recorder = new RunRecorder({ context });
+  for (const event of completedRun(`task-of-${runId}`, context).events) recorder.recordTaskEvent(event);
+  const report = recorder.toReport();
+  db.prepare(UPSERT_REPORT_1).run({
+    run_id: report.runId,
+    task_id: report.taskId,
+    session_id: report.sessionId,
+    trace_id: report.traceId,
+    agent_name: report.agentName,
+    created_at: new Date(report.createdAt).toISOString(),
+    report: JSON.stringify(report.toDict({ redactionPolicy: policy })),
+  });
+}
+
 /** A file as the schema-1 store left it: WAL, the schema-1 tables, rows, `user_version = 1`. */
 function writeSchema1File(path: string, tasks: V1Task[], extraDdl = ''): string[] {
   const db = new Database(path);
@@ -218,19 +238,7 @@ function writeSchema1File(path: string, tasks: V1Task[], extraDdl = ''): string[
   for (const task of tasks) upsert.run({ ...task, task: JSON.stringify(task.task) });
   const runIds: string[] = [];
   for (const runId of ['run-a', 'run-z']) {
-    const context = runContext({ run_id: runId, session_id: 'sess-1' });
-    const recorder = new RunRecorder({ context });
-    for (const event of completedRun(`task-of-${runId}`, context).events) recorder.recordTaskEvent(event);
-    const report = recorder.toReport();
-    db.prepare(UPSERT_REPORT_1).run({
-      run_id: report.runId,
-      task_id: report.taskId,
-      session_id: report.sessionId,
-      trace_id: report.traceId,
-      agent_name: report.agentName,
-      created_at: new Date(report.createdAt).toISOString(),
-      report: JSON.stringify(report.toDict({ redactionPolicy: policy })),
-    });
+    insertReport(db, runId, 'sess-1');
     runIds.push(runId);
   }
   if (extraDdl !== '') db.exec(extraDdl);
@@ -479,21 +487,9 @@ describe('SqliteRunStore schema migration', () => {
         .prepare('INSERT INTO task_events VALUES (1, 1, ?)')
         .run(JSON.stringify({ type: 'task.status', task_id: 'in-session', state: 'completed', final: true }));
       for (const sessionId of ['sess-1', null]) {
-        const context = runContext({ run_id: `run-${sessionId ?? 'alone'}`, session_id: sessionId });
-        const recorder = new RunRecorder({ context });
-        for (const event of completedRun(`task-of-${context.run_id}`, context).events)
-          recorder.recordTaskEvent(event);
-        const report = recorder.toReport();
-        raw.prepare(UPSERT_REPORT_1).run({
-          run_id: report.runId,
-          task_id: report.taskId,
-          session_id: report.sessionId,
-          trace_id: report.traceId,
-          agent_name: report.agentName,
-          created_at: new Date(report.createdAt).toISOString(),
-          report: JSON.stringify(report.toDict({ redactionPolicy: policy })),
-        });
-        runIds.push(report.runId!);
+        const runId = `run-${sessionId ?? 'alone'}`;
+        insertReport(raw, runId, sessionId);
+        runIds.push(runId);
       }
     })();
     raw.close();

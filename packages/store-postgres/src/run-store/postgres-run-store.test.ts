@@ -29,18 +29,18 @@ const harness = {
 describeRunStore('PostgresRunStore', harness);
 describeTaskWrites('PostgresRunStore', harness);
 
+/** A `task.status` event of `taskId`. */
+function statusOf(taskId: string, state: TaskState, final: boolean, timestamp: string): TaskEvent {
+  return { type: 'task.status', task_id: taskId, state, final, timestamp };
+}
+
 describe('PostgresRunStore writeTask', () => {
   it('rolls back the whole group when a later append finds the log closed', async () => {
     let now = Date.parse('2026-05-01T00:00:00.000Z');
     const store = new PostgresRunStore({ database, now: () => (now += 1000) });
     try {
-      const status = (state: TaskState, final: boolean): TaskEvent => ({
-        type: 'task.status',
-        task_id: 'ended',
-        state,
-        final,
-        timestamp: '2026-05-01T00:00:00.000Z',
-      });
+      const status = (state: TaskState, final: boolean): TaskEvent =>
+        statusOf('ended', state, final, '2026-05-01T00:00:00.000Z');
       await store.saveTaskSnapshot(createTask('hi', { id: 'ended' }));
       await store.appendTaskEvents(DEFAULT_OWNER, 'ended', [status('completed', true)]);
       await store.saveTaskSnapshot(createTask('hi', { id: 'ended', state: 'completed' }));
@@ -105,61 +105,34 @@ describe('PostgresRunStore round trips', () => {
 
   it("writes a new task's snapshot and first events in four statements, with one notification", async () => {
     const { store, statements, notified, close } = await counted();
+    /** The notification of task `trip` at `sequence`. */
+    const trip = (sequence: number) => ({
+      tenant: DEFAULT_OWNER.tenant,
+      principal_id: DEFAULT_OWNER.principal_id,
+      task_id: 'trip',
+      sequence,
+    });
     try {
       await store.writeTask(DEFAULT_OWNER, 'trip', [
         { snapshot: createTask('hi', { id: 'trip', state: 'working' }) },
-        {
-          events: [
-            {
-              type: 'task.status',
-              task_id: 'trip',
-              state: 'working',
-              final: false,
-              timestamp: '2026-05-01T00:00:00Z',
-            },
-          ],
-        },
+        { events: [statusOf('trip', 'working', false, '2026-05-01T00:00:00Z')] },
       ]);
       expect(statements).toEqual(['BEGIN', 'INSERT INTO', 'WITH appended', 'COMMIT']);
       // The append's notification carries the later sequence: the snapshot's would only repeat it.
-      expect(await notified()).toEqual([
-        {
-          tenant: DEFAULT_OWNER.tenant,
-          principal_id: DEFAULT_OWNER.principal_id,
-          task_id: 'trip',
-          sequence: 1,
-        },
-      ]);
+      expect(await notified()).toEqual([trip(1)]);
       expect((await store.listTaskEvents(DEFAULT_OWNER, 'trip')).map((e) => e.sequence)).toEqual([1]);
 
       statements.length = 0;
       await store.saveTaskSnapshot(createTask('hi', { id: 'trip', state: 'completed' }));
       expect(statements).toEqual(['BEGIN', 'INSERT INTO', 'COMMIT']);
-      expect(await notified()).toEqual([
-        {
-          tenant: DEFAULT_OWNER.tenant,
-          principal_id: DEFAULT_OWNER.principal_id,
-          task_id: 'trip',
-          sequence: 1,
-        },
-      ]);
+      expect(await notified()).toEqual([trip(1)]);
       expect((await store.getTaskRecord('trip'))?.state).toBe('completed');
 
       // Appends after a snapshot in one group go on from the sequence the snapshot's statement read.
       statements.length = 0;
       await store.writeTask(DEFAULT_OWNER, 'trip', [
         { snapshot: createTask('hi', { id: 'trip', state: 'completed' }) },
-        {
-          events: [
-            {
-              type: 'task.status',
-              task_id: 'trip',
-              state: 'completed',
-              final: true,
-              timestamp: '2026-05-01T00:00:01Z',
-            },
-          ],
-        },
+        { events: [statusOf('trip', 'completed', true, '2026-05-01T00:00:01Z')] },
       ]);
       // The record is over: its snapshot only touches it, and the append checks the log is still open.
       expect(statements).toEqual([
@@ -170,7 +143,7 @@ describe('PostgresRunStore round trips', () => {
         'WITH appended',
         'COMMIT',
       ]);
-      expect((await notified()).map((payload) => (payload as { sequence: number }).sequence)).toEqual([2]);
+      expect(await notified()).toEqual([trip(2)]);
       expect((await store.listTaskEvents(DEFAULT_OWNER, 'trip')).map((e) => e.sequence)).toEqual([1, 2]);
     } finally {
       await close();
