@@ -63,6 +63,7 @@ describe('PostgresRunStore writeTask', () => {
 describe('PostgresRunStore round trips', () => {
   /** A store on a pool whose statements are counted, and the task notifications its commits send. */
   async function counted(): Promise<{
+    url: string;
     store: PostgresRunStore;
     statements: string[];
     notified: () => Promise<unknown[]>;
@@ -91,6 +92,7 @@ describe('PostgresRunStore round trips', () => {
     await listener.query('LISTEN agent_task_events');
     statements.length = 0;
     return {
+      url,
       store,
       statements,
       // A round trip on the listening connection: notifications committed before it have arrived.
@@ -103,7 +105,7 @@ describe('PostgresRunStore round trips', () => {
     };
   }
 
-  it("writes a new task's snapshot and first events in four statements, with one notification", async () => {
+  it("writes a new task's snapshot and first events in one statement, with one notification", async () => {
     const { store, statements, notified, close } = await counted();
     /** The notification of task `trip` at `sequence`. */
     const trip = (sequence: number) => ({
@@ -117,14 +119,14 @@ describe('PostgresRunStore round trips', () => {
         { snapshot: createTask('hi', { id: 'trip', state: 'working' }) },
         { events: [statusOf('trip', 'working', false, '2026-05-01T00:00:00Z')] },
       ]);
-      expect(statements).toEqual(['BEGIN', 'INSERT INTO', 'WITH appended', 'COMMIT']);
+      expect(statements).toEqual(['WITH written']);
       // The append's notification carries the later sequence: the snapshot's would only repeat it.
       expect(await notified()).toEqual([trip(1)]);
       expect((await store.listTaskEvents(DEFAULT_OWNER, 'trip')).map((e) => e.sequence)).toEqual([1]);
 
       statements.length = 0;
       await store.saveTaskSnapshot(createTask('hi', { id: 'trip', state: 'completed' }));
-      expect(statements).toEqual(['BEGIN', 'INSERT INTO', 'COMMIT']);
+      expect(statements).toEqual(['WITH written']);
       expect(await notified()).toEqual([trip(1)]);
       expect((await store.getTaskRecord('trip'))?.state).toBe('completed');
 
@@ -134,8 +136,10 @@ describe('PostgresRunStore round trips', () => {
         { snapshot: createTask('hi', { id: 'trip', state: 'completed' }) },
         { events: [statusOf('trip', 'completed', true, '2026-05-01T00:00:01Z')] },
       ]);
-      // The record is over: its snapshot only touches it, and the append checks the log is still open.
+      // The record is over: the one statement writes nothing, and in the transaction the snapshot only
+      // touches it and the append checks the log is still open.
       expect(statements).toEqual([
+        'WITH written',
         'BEGIN',
         'INSERT INTO',
         'UPDATE agent_tasks',
@@ -146,6 +150,115 @@ describe('PostgresRunStore round trips', () => {
       expect(await notified()).toEqual([trip(2)]);
       expect((await store.listTaskEvents(DEFAULT_OWNER, 'trip')).map((e) => e.sequence)).toEqual([1, 2]);
     } finally {
+      await close();
+    }
+  });
+  it('appends to a live record in one statement, and leaves an ended one to the transaction', async () => {
+    const { store, statements, notified, close } = await counted();
+    const at = '2026-05-01T00:00:00Z';
+    try {
+      await store.saveTaskSnapshot(createTask('hi', { id: 'live', state: 'working' }));
+      await notified();
+      statements.length = 0;
+      expect(
+        await store.appendTaskEvents(DEFAULT_OWNER, 'live', [
+          statusOf('live', 'working', false, at),
+          statusOf('live', 'working', false, at),
+        ]),
+      ).toEqual([1, 2]);
+      expect(statements).toEqual(['WITH written']);
+      expect(await notified()).toEqual([
+        {
+          tenant: DEFAULT_OWNER.tenant,
+          principal_id: DEFAULT_OWNER.principal_id,
+          task_id: 'live',
+          sequence: 2,
+        },
+      ]);
+
+      await store.writeTask(DEFAULT_OWNER, 'live', [{ events: [statusOf('live', 'completed', true, at)] }]);
+      await store.saveTaskSnapshot(createTask('hi', { id: 'live', state: 'completed' }));
+      statements.length = 0;
+      await expect(
+        store.appendTaskEvents(DEFAULT_OWNER, 'live', [statusOf('live', 'working', false, at)]),
+      ).rejects.toThrow(TaskNotCancelableError);
+      expect(statements.slice(0, 3)).toEqual(['WITH written', 'BEGIN', 'SELECT state,']);
+      expect((await store.listTaskEvents(DEFAULT_OWNER, 'live')).map((e) => e.sequence)).toEqual([1, 2, 3]);
+      await expect(
+        store.appendTaskEvents(DEFAULT_OWNER, 'missing', [statusOf('missing', 'working', false, at)]),
+      ).rejects.toThrow(expect.objectContaining({ code: 'TASK_NOT_FOUND' }));
+    } finally {
+      await close();
+    }
+  });
+
+  it('ends no task whose log a final status closed, though its record is still live', async () => {
+    const { store, statements, close } = await counted();
+    const at = '2026-05-01T00:00:00Z';
+    try {
+      await store.saveTaskSnapshot(createTask('hi', { id: 'closed', state: 'working' }));
+      await store.appendTaskEvents(DEFAULT_OWNER, 'closed', [statusOf('closed', 'completed', true, at)]);
+      const before = await store.getTaskRecord('closed');
+      statements.length = 0;
+      await expect(
+        store.writeTask(DEFAULT_OWNER, 'closed', [
+          { snapshot: createTask('hi', { id: 'closed', state: 'failed' }) },
+          { events: [statusOf('closed', 'failed', true, at)] },
+        ]),
+      ).rejects.toThrow(TaskNotCancelableError);
+      // The one statement saw the closed log and wrote nothing; the transaction refused and rolled back.
+      expect(statements[0]).toBe('WITH written');
+      expect(statements.at(-1)).toBe('ROLLBACK');
+      expect(await store.getTaskRecord('closed')).toEqual(before);
+      expect((await store.listTaskEvents(DEFAULT_OWNER, 'closed')).map((e) => e.sequence)).toEqual([1]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('leaves the ending to the transaction when a final status lands while the statement waits', async () => {
+    const { url, store, close } = await counted();
+    const at = '2026-05-01T00:00:00Z';
+    const other = new Client({ connectionString: url });
+    await other.connect();
+    try {
+      await store.saveTaskSnapshot(createTask('hi', { id: 'race', state: 'working' }));
+      await store.appendTaskEvents(DEFAULT_OWNER, 'race', [statusOf('race', 'working', false, at)]);
+      // Another writer holds the record and closes its log (the record still live) while ours waits.
+      await other.query('BEGIN');
+      await other.query(`UPDATE agent_tasks SET event_count = 2 WHERE task_id = 'race'`);
+      await other.query(
+        `INSERT INTO agent_task_events (tenant, principal_id, task_id, sequence, event) VALUES ($1, $2, 'race', 2, $3)`,
+        [
+          DEFAULT_OWNER.tenant,
+          DEFAULT_OWNER.principal_id,
+          JSON.stringify(statusOf('race', 'completed', true, at)),
+        ],
+      );
+      const ending = store.writeTask(DEFAULT_OWNER, 'race', [
+        { snapshot: createTask('hi', { id: 'race', state: 'failed' }) },
+        { events: [statusOf('race', 'failed', true, at)] },
+      ]);
+      const outcome = ending.then(
+        () => 'written',
+        (error: { code?: string }) => error.code,
+      );
+      // Committed only once our statement is waiting for the row: its snapshot predates the event.
+      for (;;) {
+        const { rows } = await other.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH written%'`,
+        );
+        if (rows[0]!.n > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await other.query('COMMIT');
+      expect(await outcome).toBe('TASK_NOT_CANCELABLE');
+      expect((await store.getTaskRecord('race'))?.state).toBe('working');
+      expect(
+        (await store.listTaskEvents(DEFAULT_OWNER, 'race')).map((e) => (e.event as { state?: string }).state),
+      ).toEqual(['working', 'completed']);
+    } finally {
+      await other.end();
       await close();
     }
   });

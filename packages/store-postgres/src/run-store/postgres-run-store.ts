@@ -47,9 +47,11 @@ import { CONNECTION_OPTION_NAMES, databaseOf, type PostgresConnectionOptions } f
 import { SqlFilter } from '../sql-filter.js';
 import {
   appendEventsIn,
+  appendToLiveTaskAtOnce,
   appendToTaskIn,
   lockExistingTask,
   saveSnapshotIn,
+  saveWithEventsAtOnce,
   sweepExpired,
   TERMINAL_SQL,
   type LockedTask,
@@ -152,6 +154,7 @@ export class PostgresRunStore implements RunStore {
       this.#open();
       const row = taskRowOf(task, options, this.redactionPolicy, this.#now);
       const cutoff = this.#cutoff();
+      if (cutoff === null && (await saveWithEventsAtOnce(this.database, row, []))) return;
       await this.database.transaction(async (client) => {
         await sweepExpired(client, cutoff);
         await saveSnapshotIn(client, row, cutoff);
@@ -260,6 +263,10 @@ export class PostgresRunStore implements RunStore {
       checkId(taskId, 'taskId');
       const texts = eventTextsOf(taskId, events, this.redactionPolicy);
       const cutoff = this.#cutoff();
+      if (cutoff === null && texts.length > 0) {
+        const sequences = await appendToLiveTaskAtOnce(this.database, who, taskId, texts);
+        if (sequences) return sequences;
+      }
       return await this.database.transaction(async (client) => {
         await sweepExpired(client, cutoff);
         return appendToTaskIn(client, who, taskId, cutoff, texts);
@@ -280,6 +287,7 @@ export class PostgresRunStore implements RunStore {
       checkId(taskId, 'taskId');
       const rows = taskWriteRowsOf(who, taskId, writes, this.redactionPolicy, this.#now);
       const cutoff = this.#cutoff();
+      if (cutoff === null && (await this.#writeAtOnce(who, taskId, rows))) return;
       await this.database.transaction(async (client) => {
         await sweepExpired(client, cutoff);
         // The record, locked from the group's first write on: a snapshot's statement locks it as
@@ -299,6 +307,22 @@ export class PostgresRunStore implements RunStore {
     } catch (error) {
       throw this.#error(error, 'writeTask');
     }
+  }
+
+  /**
+   * The groups a run writes most (a snapshot, its events after it, or events alone) as one statement
+   * with no transaction around it, where that statement can tell it writes what the transaction
+   * would. False when the group has another shape or the statement wrote nothing.
+   */
+  async #writeAtOnce(owner: TaskOwner, taskId: string, rows: readonly TaskWriteRow[]): Promise<boolean> {
+    const [first, second] = rows;
+    if (first && 'row' in first && rows.length <= 2) {
+      if (!second) return saveWithEventsAtOnce(this.database, first.row, []);
+      if ('texts' in second) return saveWithEventsAtOnce(this.database, first.row, second.texts);
+    } else if (first && 'texts' in first && rows.length === 1 && first.texts.length > 0) {
+      return (await appendToLiveTaskAtOnce(this.database, owner, taskId, first.texts)) !== undefined;
+    }
+    return false;
   }
 
   async listTaskEvents(owner: TaskOwner, taskId: string, query?: TaskEventQuery): Promise<StoredTaskEvent[]> {

@@ -7,6 +7,7 @@ import { TaskNotCancelableError, TERMINAL_TASK_STATES } from '@agent/core';
 import type { TaskOwner } from '@agent/events';
 import type { PoolClient } from 'pg';
 import { isTerminal, taskNotFound, type TaskRow } from '@agent/events/internal';
+import type { PostgresDatabase } from '../database.js';
 
 /** The channel a task's writers notify at commit: `{"tenant","principal_id","task_id","sequence"}`. */
 export const TASK_EVENTS_CHANNEL = 'agent_task_events';
@@ -41,6 +42,105 @@ export async function sweepExpired(client: PoolClient, cutoff: string | null): P
 const NOTIFY_RETURNED = `pg_notify('${TASK_EVENTS_CHANNEL}', json_build_object(
   'tenant', tenant, 'principal_id', principal_id, 'task_id', task_id, 'sequence', event_count)::text)`;
 
+/** The columns a snapshot writes, in the order of {@link snapshotParams}. */
+const SNAPSHOT_COLUMNS = `tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name,
+  created_at, updated_at, task`;
+
+/** What a snapshot of a live record replaces (`t` the record, `EXCLUDED` the snapshot). */
+const SNAPSHOT_SET = `state = EXCLUDED.state, run_id = EXCLUDED.run_id, session_id = EXCLUDED.session_id,
+  trace_id = EXCLUDED.trace_id, agent_name = EXCLUDED.agent_name, created_at = EXCLUDED.created_at,
+  updated_at = EXCLUDED.updated_at, task = EXCLUDED.task`;
+
+function snapshotParams(row: TaskRow): unknown[] {
+  const c = row.columns;
+  return [
+    c.tenant,
+    c.principal_id,
+    c.task_id,
+    c.state,
+    c.run_id,
+    c.session_id,
+    c.trace_id,
+    c.agent_name,
+    c.created_at,
+    c.updated_at,
+    row.task,
+  ];
+}
+
+/** True for an `agent_task_events` row `e` holding a final `task.status`: the log it ends is closed. */
+const FINAL_STATUS = `(e.event::jsonb ->> 'type') = 'task.status' AND (e.event::jsonb -> 'final') = 'true'::jsonb`;
+
+/**
+ * The rows of event texts `$texts` after the last sequence of the record a CTE named `written`
+ * returned (its `event_count` already counts them), for the log.
+ */
+const appendWritten = (texts: string) => `appended AS (
+  INSERT INTO agent_task_events (tenant, principal_id, task_id, sequence, event)
+  SELECT w.tenant, w.principal_id, w.task_id, w.event_count - cardinality(${texts}::text[]) + e.ordinality::integer, e.event
+  FROM written w, unnest(${texts}::text[]) WITH ORDINALITY AS e(event, ordinality))`;
+
+/**
+ * A snapshot and the events after it (none, or some) as one statement outside any transaction: the
+ * upsert counts the events into the record's `event_count`, the rows follow, and the notification
+ * carries the new last sequence. It writes only where the transaction of {@link saveSnapshotIn} and
+ * {@link appendEventsIn} would write the same without a check of its own: a new record, or a live
+ * one whose log, when the snapshot ends the task, is seen to end with an event that is not a final
+ * status. The log is read with the statement's snapshot, which a concurrent append may postdate
+ * (the row lock is waited for after it was taken), so an open log must be seen, not only a closed
+ * one missed: an unseen last event also refuses.
+ * @returns false when nothing was written: the caller then takes the transaction, which decides.
+ */
+export async function saveWithEventsAtOnce(
+  database: PostgresDatabase,
+  row: TaskRow,
+  texts: readonly string[],
+): Promise<boolean> {
+  const count = texts.length;
+  const { rows } = await database.query(
+    `WITH written AS (
+       INSERT INTO agent_tasks AS t (${SNAPSHOT_COLUMNS}, event_count)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, cardinality($12::text[]))
+       ON CONFLICT (tenant, principal_id, task_id) DO UPDATE SET ${SNAPSHOT_SET},
+         event_count = t.event_count + EXCLUDED.event_count
+         WHERE t.state NOT IN (${TERMINAL_SQL}) AND CASE
+           WHEN EXCLUDED.event_count > 0 AND EXCLUDED.state IN (${TERMINAL_SQL}) THEN
+             t.event_count = 0 OR EXISTS (SELECT 1 FROM agent_task_events e
+               WHERE e.tenant = t.tenant AND e.principal_id = t.principal_id AND e.task_id = t.task_id
+                 AND e.sequence = t.event_count AND (${FINAL_STATUS}) IS NOT TRUE)
+           ELSE true END
+       RETURNING tenant, principal_id, task_id, event_count)${count > 0 ? `, ${appendWritten('$12')}` : ''}
+     SELECT ${NOTIFY_RETURNED} FROM written`,
+    [...snapshotParams(row), texts],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Event texts appended to the log of a live (not terminal) record as one statement outside any
+ * transaction: numbered under the row lock of the update that counts them, with the notification.
+ * A terminal record is left to {@link appendToTaskIn}, whose check of the log reads it after the lock.
+ * @returns the sequences, or undefined when nothing was written (no live record): the caller then
+ * takes the transaction, which decides.
+ */
+export async function appendToLiveTaskAtOnce(
+  database: PostgresDatabase,
+  owner: TaskOwner,
+  taskId: string,
+  texts: readonly string[],
+): Promise<number[] | undefined> {
+  const { rows } = await database.query<{ event_count: number }>(
+    `WITH written AS (
+       UPDATE agent_tasks SET event_count = event_count + cardinality($4::text[])
+       WHERE ${KEY} AND state NOT IN (${TERMINAL_SQL})
+       RETURNING tenant, principal_id, task_id, event_count), ${appendWritten('$4')}
+     SELECT event_count, ${NOTIFY_RETURNED} FROM written`,
+    [owner.tenant, owner.principal_id, taskId, texts],
+  );
+  const last = rows[0]?.event_count;
+  return last === undefined ? undefined : texts.map((_, index) => last - texts.length + 1 + index);
+}
+
 /**
  * Upserts a snapshot. A record whose state is terminal keeps its state, ids and task (an ending is
  * final: a replica that lost the task cannot overwrite the ending another one wrote); only its
@@ -68,16 +168,12 @@ export async function saveSnapshotIn(
   // ON CONFLICT locks the existing row even when its WHERE refuses the update, so the follow-up
   // below touches the row this statement saw.
   const saved = await client.query<LockedTask>(
-    `INSERT INTO agent_tasks AS t (tenant, principal_id, task_id, state, run_id, session_id, trace_id, agent_name,
-                                   created_at, updated_at, task)
+    `INSERT INTO agent_tasks AS t (${SNAPSHOT_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-     ON CONFLICT (tenant, principal_id, task_id) DO UPDATE SET
-       state = EXCLUDED.state, run_id = EXCLUDED.run_id, session_id = EXCLUDED.session_id,
-       trace_id = EXCLUDED.trace_id, agent_name = EXCLUDED.agent_name, created_at = EXCLUDED.created_at,
-       updated_at = EXCLUDED.updated_at, task = EXCLUDED.task
+     ON CONFLICT (tenant, principal_id, task_id) DO UPDATE SET ${SNAPSHOT_SET}
        WHERE t.state NOT IN (${TERMINAL_SQL})
      ${returning}`,
-    [...key, c.state, c.run_id, c.session_id, c.trace_id, c.agent_name, c.created_at, c.updated_at, row.task],
+    snapshotParams(row),
   );
   const record =
     saved.rows[0] ??
@@ -129,8 +225,7 @@ async function logIsClosed(
 ): Promise<boolean> {
   if (last === 0) return false;
   const { rows } = await client.query<{ closed: boolean }>(
-    `SELECT (e.event::jsonb ->> 'type') = 'task.status' AND (e.event::jsonb -> 'final') = 'true'::jsonb AS closed
-     FROM agent_task_events e WHERE ${KEY} AND sequence = $4`,
+    `SELECT ${FINAL_STATUS} AS closed FROM agent_task_events e WHERE ${KEY} AND sequence = $4`,
     [owner.tenant, owner.principal_id, taskId, last],
   );
   return rows[0]?.closed === true;
