@@ -68,12 +68,17 @@ describe('loadConfig', () => {
         AGENT_PG_POOL_MAX: '4',
         AGENT_PG_STATEMENT_TIMEOUT_MS: '5000',
         AGENT_REPLICA_LEASE_MS: '3000',
+        AGENT_PG_PREPARED_STATEMENTS: '0',
       }).postgres,
-    ).toEqual({ poolMax: 4, statementTimeoutMs: 5000, leaseMs: 3000 });
+    ).toEqual({ poolMax: 4, statementTimeoutMs: 5000, leaseMs: 3000, preparedStatements: false });
     expect(
-      loadConfig({ AGENT_STORE: url, AGENT_CONFIG: configFile('{"postgres": {"leaseMs": 900}}') }).postgres,
+      loadConfig({
+        AGENT_STORE: url,
+        AGENT_CONFIG: configFile('{"postgres": {"leaseMs": 900, "preparedStatements": true}}'),
+      }).postgres,
     ).toEqual({
       leaseMs: 900,
+      preparedStatements: true,
     });
   });
 
@@ -85,6 +90,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ AGENT_STORE: 'postgres://a:b@h/d', AGENT_PG_POOL_MAX: '0' })).toThrow(
       /AGENT_PG_POOL_MAX/,
     );
+    expect(() => loadConfig({ AGENT_PG_PREPARED_STATEMENTS: 'false' })).toThrow(
+      /AGENT_PG_PREPARED_STATEMENTS .*AGENT_STORE=postgres/,
+    );
+    expect(() =>
+      loadConfig({ AGENT_STORE: 'postgres://a:b@h/d', AGENT_PG_PREPARED_STATEMENTS: 'sometimes' }),
+    ).toThrow(/AGENT_PG_PREPARED_STATEMENTS/);
     for (const env of [
       { AGENT_STORE: 'mysql://agent:s3cret@h/db' },
       { AGENT_STORE: 'postgres://agent:s3cret@h/db', AGENT_RUN_STORE_MAX_TASKS: '5' },

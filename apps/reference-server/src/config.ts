@@ -132,6 +132,11 @@ export interface PostgresConfig {
    * another replica finishes its unfinished tasks `failed` (REPLICA_LOST). Default 15,000.
    */
   leaseMs?: number;
+  /**
+   * Run the store's statements as named prepared statements (parsed and planned once per
+   * connection). Default true; false behind a pooler that cannot keep them.
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -226,7 +231,12 @@ const FILE_SCHEMA = {
     postgres: {
       type: 'object',
       additionalProperties: false,
-      properties: { poolMax: positive, statementTimeoutMs: positive, leaseMs: positive },
+      properties: {
+        poolMax: positive,
+        statementTimeoutMs: positive,
+        leaseMs: positive,
+        preparedStatements: { type: 'boolean' },
+      },
     },
     runStoreLimits: {
       type: 'object',
@@ -666,18 +676,25 @@ export function isPostgresStore(spec: string): boolean {
   return /^postgres(ql)?:\/\//.test(spec);
 }
 
-const POSTGRES_VARIABLES: [keyof PostgresConfig, string][] = [
+/** The PostgreSQL settings that are counts (the one flag is read on its own). */
+const POSTGRES_COUNTS: [Exclude<keyof PostgresConfig, 'preparedStatements'>, string][] = [
   ['poolMax', 'AGENT_PG_POOL_MAX'],
   ['statementTimeoutMs', 'AGENT_PG_STATEMENT_TIMEOUT_MS'],
   ['leaseMs', 'AGENT_REPLICA_LEASE_MS'],
 ];
+const POSTGRES_VARIABLES: [keyof PostgresConfig, string][] = [
+  ...POSTGRES_COUNTS,
+  ['preparedStatements', 'AGENT_PG_PREPARED_STATEMENTS'],
+];
 
 function postgresConfig(env: NodeJS.ProcessEnv, file: PostgresConfig): PostgresConfig {
   const postgres: PostgresConfig = {};
-  for (const [field, variable] of POSTGRES_VARIABLES) {
+  for (const [field, variable] of POSTGRES_COUNTS) {
     const value = envCount(env, variable) ?? file[field];
     if (value !== undefined) postgres[field] = value;
   }
+  const prepared = envFlag(env, 'AGENT_PG_PREPARED_STATEMENTS') ?? file.preparedStatements;
+  if (prepared !== undefined) postgres.preparedStatements = prepared;
   return postgres;
 }
 

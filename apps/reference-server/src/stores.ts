@@ -136,6 +136,7 @@ async function openPostgres(options: OpenStoresOptions): Promise<ServerStores> {
     connectionString: options.spec,
     ...(postgres.poolMax === undefined ? {} : { poolOptions: { max: postgres.poolMax } }),
     ...(postgres.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: postgres.statementTimeoutMs }),
+    ...(postgres.preparedStatements === undefined ? {} : { preparedStatements: postgres.preparedStatements }),
     runStore: {
       ...retentionOf(limits),
       coordination: {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { UnavailableError, ValueError } from '@agent/core';
 import { Pool, type PoolClient, type PoolConfig, type QueryResult, type QueryResultRow } from 'pg';
 import { applyMigrations } from './schema/migrate.js';
@@ -15,6 +16,31 @@ export interface PostgresDatabaseOptions {
    * `statement_timeout`). Default 30 000; 0 turns it off. Applied to pools this database opens.
    */
   statementTimeoutMs?: number;
+  /**
+   * Prepare each statement of `query()` once per connection (a named statement, named after its
+   * text), so the server parses and plans it once instead of on every call. Default `true`; `false`
+   * for a connection pooler in front of the server that cannot keep named statements (PgBouncer in
+   * transaction mode before 1.21, or without `max_prepared_statements`).
+   */
+  preparedStatements?: boolean;
+}
+
+/** Statement texts named at once, at most: past it a new text runs unnamed (parsed every time). */
+const MAX_NAMED_STATEMENTS = 1000;
+const statementNames = new Map<string, string>();
+
+/**
+ * The name a statement text is prepared under: the same text always gets the same name, in every
+ * process, so a name the driver or the server already knows for a connection is never given a
+ * different text. `undefined` once {@link MAX_NAMED_STATEMENTS} texts have names.
+ */
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) {
+    name = `agent_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 /**
@@ -27,8 +53,13 @@ export class PostgresDatabase {
   private readonly ownsPool: boolean;
   private migrated: Promise<void> | undefined;
   private closed = false;
+  private readonly prepared: boolean;
 
   constructor(options: PostgresDatabaseOptions) {
+    if (options.preparedStatements !== undefined && typeof options.preparedStatements !== 'boolean') {
+      throw new ValueError('preparedStatements must be a boolean');
+    }
+    this.prepared = options.preparedStatements ?? true;
     if (options.pool && options.connectionString) {
       throw new ValueError('PostgresDatabase takes connectionString or pool, not both');
     }
@@ -69,13 +100,21 @@ export class PostgresDatabase {
     return this.migrated;
   }
 
-  /** One statement on a pooled connection, once the schema is current. */
+  /**
+   * One statement on a pooled connection, once the schema is current; prepared once per connection
+   * unless `preparedStatements` is false.
+   */
   async query<R extends QueryResultRow>(
     text: string,
     params: readonly unknown[] = [],
   ): Promise<QueryResult<R>> {
     await this.ready();
-    return this.pool.query<R>(text, params as unknown[]);
+    const name = this.prepared ? statementName(text) : undefined;
+    return this.pool.query<R>(
+      name === undefined
+        ? { text, values: params as unknown[] }
+        : { name, text, values: params as unknown[] },
+    );
   }
 
   /** Runs `work` in one transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when it throws. */

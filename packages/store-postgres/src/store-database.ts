@@ -20,6 +20,7 @@ export const CONNECTION_OPTION_NAMES = [
   'pool',
   'poolOptions',
   'statementTimeoutMs',
+  'preparedStatements',
 ] as const;
 
 /**
@@ -44,9 +45,15 @@ export function databaseOf(
       });
     return { database: options.database, owned: false };
   }
-  const { connectionString, pool, poolOptions, statementTimeoutMs } = options;
+  const { connectionString, pool, poolOptions, statementTimeoutMs, preparedStatements } = options;
   return {
-    database: new PostgresDatabase({ connectionString, pool, poolOptions, statementTimeoutMs }),
+    database: new PostgresDatabase({
+      connectionString,
+      pool,
+      poolOptions,
+      statementTimeoutMs,
+      preparedStatements,
+    }),
     owned: true,
   };
 }

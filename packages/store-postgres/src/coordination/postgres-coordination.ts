@@ -137,7 +137,7 @@ export class PostgresCoordination implements TaskCoordination {
     checkTask(owner, taskId);
     this.#claimed.delete(ownerKey(owner, taskId));
     // Only this replica's claim: the task may have moved on to another replica since.
-    await this.#db.pool.query(
+    await this.#db.query(
       `WITH released AS (
          DELETE FROM agent_task_claims
          WHERE tenant = $1 AND principal_id = $2 AND task_id = $3 AND replica_id = $4
