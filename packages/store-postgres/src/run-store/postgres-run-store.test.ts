@@ -62,7 +62,7 @@ describe('PostgresRunStore writeTask', () => {
 
 describe('PostgresRunStore round trips', () => {
   /** A store on a pool whose statements are counted, and the task notifications its commits send. */
-  async function counted(): Promise<{
+  async function counted(options: RunStoreOptions = {}): Promise<{
     url: string;
     store: PostgresRunStore;
     statements: string[];
@@ -83,7 +83,7 @@ describe('PostgresRunStore round trips', () => {
         return query(...args);
       };
     });
-    const store = new PostgresRunStore({ database: new PostgresDatabase({ pool }) });
+    const store = new PostgresRunStore({ ...options, database: new PostgresDatabase({ pool }) });
     await store.listTaskRecords(); // the schema, before anything is counted
     const listener = new Client({ connectionString: url });
     await listener.connect();
@@ -259,6 +259,41 @@ describe('PostgresRunStore round trips', () => {
       ).toEqual(['working', 'completed']);
     } finally {
       await other.end();
+      await close();
+    }
+  });
+  it('with a retention, still writes a run in one statement, and deletes expired records once a second', async () => {
+    let now = Date.parse('2026-05-01T00:00:00.000Z');
+    const { url, store, statements, close } = await counted({ taskRetentionMs: 500, now: () => now });
+    const rows = new Client({ connectionString: url });
+    await rows.connect();
+    const stored = async () =>
+      (await rows.query<{ id: string }>('SELECT task_id AS id FROM agent_tasks ORDER BY 1')).rows.map(
+        (r) => r.id,
+      );
+    const run = (id: string) =>
+      store.writeTask(DEFAULT_OWNER, id, [
+        { snapshot: createTask('hi', { id, state: 'completed' }) },
+        { events: [statusOf(id, 'completed', true, '2026-05-01T00:00:00Z')] },
+      ]);
+    try {
+      await run('old');
+      expect(statements).toEqual(['DELETE FROM', 'WITH written']);
+      statements.length = 0;
+      now += 600;
+      await run('new');
+      // Expired already, and hidden from reads at once; deleted by the next sweep, a second after the last.
+      expect(statements).toEqual(['WITH written']);
+      expect(await store.getTaskRecord('old')).toBeNull();
+      expect(await stored()).toEqual(['new', 'old']);
+      statements.length = 0;
+      now += 400;
+      await run('newer');
+      expect(statements).toEqual(['DELETE FROM', 'WITH written']);
+      expect(await stored()).toEqual(['new', 'newer']);
+      expect(await store.listTaskEvents(DEFAULT_OWNER, 'new')).toHaveLength(1);
+    } finally {
+      await rows.end();
       await close();
     }
   });

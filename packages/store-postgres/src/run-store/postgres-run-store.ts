@@ -57,6 +57,9 @@ import {
   type LockedTask,
 } from './task-writes.js';
 
+/** How often, at most, a write first deletes the finished records retention has expired (ms). */
+const SWEEP_EVERY_MS = 1000;
+
 /** True when a write after `index` appends an event: its notification then covers the snapshot's. */
 function appendsAfter(rows: readonly TaskWriteRow[], index: number): boolean {
   for (let next = index + 1; next < rows.length; next++) {
@@ -104,6 +107,8 @@ export class PostgresRunStore implements RunStore {
   readonly #ownsDatabase: boolean;
   readonly #retentionMs: number;
   readonly #now: () => number;
+  /** When the last sweep of expired records ran, by the store's clock. */
+  #sweptAt: number | undefined;
   #closed = false;
 
   /**
@@ -140,6 +145,22 @@ export class PostgresRunStore implements RunStore {
     return this.#retentionMs === Infinity ? null : new Date(this.#now() - this.#retentionMs).toISOString();
   }
 
+  /**
+   * The retention cutoff of a write, after deleting the records it expired when the last such sweep
+   * is {@link SWEEP_EVERY_MS} old by the store's clock (or there was none): one statement a second
+   * at most, where each write used to take one.
+   */
+  async #sweptCutoff(): Promise<string | null> {
+    const cutoff = this.#cutoff();
+    if (cutoff === null) return null;
+    const now = this.#now();
+    if (this.#sweptAt === undefined || now - this.#sweptAt >= SWEEP_EVERY_MS || now < this.#sweptAt) {
+      this.#sweptAt = now;
+      await sweepExpired(this.database, cutoff);
+    }
+    return cutoff;
+  }
+
   /** Hides expired finished records that no write has deleted yet, so reads agree with the retention. */
   #live(filter: SqlFilter, prefix = ''): void {
     const cutoff = this.#cutoff();
@@ -153,10 +174,9 @@ export class PostgresRunStore implements RunStore {
     try {
       this.#open();
       const row = taskRowOf(task, options, this.redactionPolicy, this.#now);
-      const cutoff = this.#cutoff();
-      if (cutoff === null && (await saveWithEventsAtOnce(this.database, row, []))) return;
+      const cutoff = await this.#sweptCutoff();
+      if (await saveWithEventsAtOnce(this.database, row, [])) return;
       await this.database.transaction(async (client) => {
-        await sweepExpired(client, cutoff);
         await saveSnapshotIn(client, row, cutoff);
       });
     } catch (error) {
@@ -262,13 +282,12 @@ export class PostgresRunStore implements RunStore {
       const who = ownerOf(owner);
       checkId(taskId, 'taskId');
       const texts = eventTextsOf(taskId, events, this.redactionPolicy);
-      const cutoff = this.#cutoff();
-      if (cutoff === null && texts.length > 0) {
+      const cutoff = await this.#sweptCutoff();
+      if (texts.length > 0) {
         const sequences = await appendToLiveTaskAtOnce(this.database, who, taskId, texts);
         if (sequences) return sequences;
       }
       return await this.database.transaction(async (client) => {
-        await sweepExpired(client, cutoff);
         return appendToTaskIn(client, who, taskId, cutoff, texts);
       });
     } catch (error) {
@@ -286,10 +305,9 @@ export class PostgresRunStore implements RunStore {
       const who = ownerOf(owner);
       checkId(taskId, 'taskId');
       const rows = taskWriteRowsOf(who, taskId, writes, this.redactionPolicy, this.#now);
-      const cutoff = this.#cutoff();
-      if (cutoff === null && (await this.#writeAtOnce(who, taskId, rows))) return;
+      const cutoff = await this.#sweptCutoff();
+      if (await this.#writeAtOnce(who, taskId, rows)) return;
       await this.database.transaction(async (client) => {
-        await sweepExpired(client, cutoff);
         // The record, locked from the group's first write on: a snapshot's statement locks it as
         // it saves it, so the appends after it need no lock of their own.
         let locked: LockedTask | undefined;

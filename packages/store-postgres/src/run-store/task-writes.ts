@@ -20,11 +20,12 @@ const KEY = 'tenant = $1 AND principal_id = $2 AND task_id = $3';
 /**
  * Deletes finished records (with their events, by the foreign key) saved before `cutoff`. Rows
  * another transaction holds are skipped, not waited for: a sweep never blocks a writer, and two
- * sweeps never deadlock; what one skips the next write sweeps. Bounded per call.
+ * sweeps never deadlock; what one skips a later sweep deletes. Bounded per call. Reads hide such
+ * records at once, so deleting them is only a matter of space: a store sweeps now and then, not on
+ * every write.
  */
-export async function sweepExpired(client: PoolClient, cutoff: string | null): Promise<void> {
-  if (cutoff === null) return;
-  await client.query(
+export async function sweepExpired(database: PostgresDatabase, cutoff: string): Promise<void> {
+  await database.query(
     `DELETE FROM agent_tasks WHERE (tenant, principal_id, task_id) IN (
        SELECT tenant, principal_id, task_id FROM agent_tasks
        WHERE state IN (${TERMINAL_SQL}) AND updated_at < $1
