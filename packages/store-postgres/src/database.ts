@@ -109,12 +109,9 @@ export class PostgresDatabase {
     params: readonly unknown[] = [],
   ): Promise<QueryResult<R>> {
     await this.ready();
+    // Without a name (the option off, or past the bound) the driver parses the statement every time.
     const name = this.prepared ? statementName(text) : undefined;
-    return this.pool.query<R>(
-      name === undefined
-        ? { text, values: params as unknown[] }
-        : { name, text, values: params as unknown[] },
-    );
+    return this.pool.query<R>({ name, text, values: params as unknown[] });
   }
 
   /** Runs `work` in one transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when it throws. */

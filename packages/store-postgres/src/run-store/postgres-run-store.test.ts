@@ -61,6 +61,15 @@ describe('PostgresRunStore writeTask', () => {
 });
 
 describe('PostgresRunStore round trips', () => {
+  const AT = '2026-05-01T00:00:00Z';
+  /** The notification a commit sends for the owner's task `taskId` at `sequence`. */
+  const notification = (taskId: string, sequence: number) => ({
+    tenant: DEFAULT_OWNER.tenant,
+    principal_id: DEFAULT_OWNER.principal_id,
+    task_id: taskId,
+    sequence,
+  });
+
   /** A store on a pool whose statements are counted, and the task notifications its commits send. */
   async function counted(options: RunStoreOptions = {}): Promise<{
     url: string;
@@ -107,17 +116,11 @@ describe('PostgresRunStore round trips', () => {
 
   it("writes a new task's snapshot and first events in one statement, with one notification", async () => {
     const { store, statements, notified, close } = await counted();
-    /** The notification of task `trip` at `sequence`. */
-    const trip = (sequence: number) => ({
-      tenant: DEFAULT_OWNER.tenant,
-      principal_id: DEFAULT_OWNER.principal_id,
-      task_id: 'trip',
-      sequence,
-    });
+    const trip = (sequence: number) => notification('trip', sequence);
     try {
       await store.writeTask(DEFAULT_OWNER, 'trip', [
         { snapshot: createTask('hi', { id: 'trip', state: 'working' }) },
-        { events: [statusOf('trip', 'working', false, '2026-05-01T00:00:00Z')] },
+        { events: [statusOf('trip', 'working', false, AT)] },
       ]);
       expect(statements).toEqual(['WITH written']);
       // The append's notification carries the later sequence: the snapshot's would only repeat it.
@@ -153,39 +156,32 @@ describe('PostgresRunStore round trips', () => {
       await close();
     }
   });
+
   it('appends to a live record in one statement, and leaves an ended one to the transaction', async () => {
     const { store, statements, notified, close } = await counted();
-    const at = '2026-05-01T00:00:00Z';
     try {
       await store.saveTaskSnapshot(createTask('hi', { id: 'live', state: 'working' }));
       await notified();
       statements.length = 0;
       expect(
         await store.appendTaskEvents(DEFAULT_OWNER, 'live', [
-          statusOf('live', 'working', false, at),
-          statusOf('live', 'working', false, at),
+          statusOf('live', 'working', false, AT),
+          statusOf('live', 'working', false, AT),
         ]),
       ).toEqual([1, 2]);
       expect(statements).toEqual(['WITH written']);
-      expect(await notified()).toEqual([
-        {
-          tenant: DEFAULT_OWNER.tenant,
-          principal_id: DEFAULT_OWNER.principal_id,
-          task_id: 'live',
-          sequence: 2,
-        },
-      ]);
+      expect(await notified()).toEqual([notification('live', 2)]);
 
-      await store.writeTask(DEFAULT_OWNER, 'live', [{ events: [statusOf('live', 'completed', true, at)] }]);
+      await store.writeTask(DEFAULT_OWNER, 'live', [{ events: [statusOf('live', 'completed', true, AT)] }]);
       await store.saveTaskSnapshot(createTask('hi', { id: 'live', state: 'completed' }));
       statements.length = 0;
       await expect(
-        store.appendTaskEvents(DEFAULT_OWNER, 'live', [statusOf('live', 'working', false, at)]),
+        store.appendTaskEvents(DEFAULT_OWNER, 'live', [statusOf('live', 'working', false, AT)]),
       ).rejects.toThrow(TaskNotCancelableError);
       expect(statements.slice(0, 3)).toEqual(['WITH written', 'BEGIN', 'SELECT state,']);
       expect((await store.listTaskEvents(DEFAULT_OWNER, 'live')).map((e) => e.sequence)).toEqual([1, 2, 3]);
       await expect(
-        store.appendTaskEvents(DEFAULT_OWNER, 'missing', [statusOf('missing', 'working', false, at)]),
+        store.appendTaskEvents(DEFAULT_OWNER, 'missing', [statusOf('missing', 'working', false, AT)]),
       ).rejects.toThrow(expect.objectContaining({ code: 'TASK_NOT_FOUND' }));
     } finally {
       await close();
@@ -194,16 +190,15 @@ describe('PostgresRunStore round trips', () => {
 
   it('ends no task whose log a final status closed, though its record is still live', async () => {
     const { store, statements, close } = await counted();
-    const at = '2026-05-01T00:00:00Z';
     try {
       await store.saveTaskSnapshot(createTask('hi', { id: 'closed', state: 'working' }));
-      await store.appendTaskEvents(DEFAULT_OWNER, 'closed', [statusOf('closed', 'completed', true, at)]);
+      await store.appendTaskEvents(DEFAULT_OWNER, 'closed', [statusOf('closed', 'completed', true, AT)]);
       const before = await store.getTaskRecord('closed');
       statements.length = 0;
       await expect(
         store.writeTask(DEFAULT_OWNER, 'closed', [
           { snapshot: createTask('hi', { id: 'closed', state: 'failed' }) },
-          { events: [statusOf('closed', 'failed', true, at)] },
+          { events: [statusOf('closed', 'failed', true, AT)] },
         ]),
       ).rejects.toThrow(TaskNotCancelableError);
       // The one statement saw the closed log and wrote nothing; the transaction refused and rolled back.
@@ -218,12 +213,11 @@ describe('PostgresRunStore round trips', () => {
 
   it('leaves the ending to the transaction when a final status lands while the statement waits', async () => {
     const { url, store, close } = await counted();
-    const at = '2026-05-01T00:00:00Z';
     const other = new Client({ connectionString: url });
     await other.connect();
     try {
       await store.saveTaskSnapshot(createTask('hi', { id: 'race', state: 'working' }));
-      await store.appendTaskEvents(DEFAULT_OWNER, 'race', [statusOf('race', 'working', false, at)]);
+      await store.appendTaskEvents(DEFAULT_OWNER, 'race', [statusOf('race', 'working', false, AT)]);
       // Another writer holds the record and closes its log (the record still live) while ours waits.
       await other.query('BEGIN');
       await other.query(`UPDATE agent_tasks SET event_count = 2 WHERE task_id = 'race'`);
@@ -232,12 +226,12 @@ describe('PostgresRunStore round trips', () => {
         [
           DEFAULT_OWNER.tenant,
           DEFAULT_OWNER.principal_id,
-          JSON.stringify(statusOf('race', 'completed', true, at)),
+          JSON.stringify(statusOf('race', 'completed', true, AT)),
         ],
       );
       const ending = store.writeTask(DEFAULT_OWNER, 'race', [
         { snapshot: createTask('hi', { id: 'race', state: 'failed' }) },
-        { events: [statusOf('race', 'failed', true, at)] },
+        { events: [statusOf('race', 'failed', true, AT)] },
       ]);
       const outcome = ending.then(
         () => 'written',
@@ -262,6 +256,7 @@ describe('PostgresRunStore round trips', () => {
       await close();
     }
   });
+
   it('with a retention, still writes a run in one statement, and deletes expired records once a second', async () => {
     let now = Date.parse('2026-05-01T00:00:00.000Z');
     const { url, store, statements, close } = await counted({ taskRetentionMs: 500, now: () => now });
@@ -274,7 +269,7 @@ describe('PostgresRunStore round trips', () => {
     const run = (id: string) =>
       store.writeTask(DEFAULT_OWNER, id, [
         { snapshot: createTask('hi', { id, state: 'completed' }) },
-        { events: [statusOf(id, 'completed', true, '2026-05-01T00:00:00Z')] },
+        { events: [statusOf(id, 'completed', true, AT)] },
       ]);
     try {
       await run('old');

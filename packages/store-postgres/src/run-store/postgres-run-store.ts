@@ -283,10 +283,8 @@ export class PostgresRunStore implements RunStore {
       checkId(taskId, 'taskId');
       const texts = eventTextsOf(taskId, events, this.redactionPolicy);
       const cutoff = await this.#sweptCutoff();
-      if (texts.length > 0) {
-        const sequences = await appendToLiveTaskAtOnce(this.database, who, taskId, texts);
-        if (sequences) return sequences;
-      }
+      const sequences = await appendToLiveTaskAtOnce(this.database, who, taskId, texts);
+      if (sequences) return sequences;
       return await this.database.transaction(async (client) => {
         return appendToTaskIn(client, who, taskId, cutoff, texts);
       });
@@ -337,7 +335,7 @@ export class PostgresRunStore implements RunStore {
     if (first && 'row' in first && rows.length <= 2) {
       if (!second) return saveWithEventsAtOnce(this.database, first.row, []);
       if ('texts' in second) return saveWithEventsAtOnce(this.database, first.row, second.texts);
-    } else if (first && 'texts' in first && rows.length === 1 && first.texts.length > 0) {
+    } else if (first && 'texts' in first && rows.length === 1) {
       return (await appendToLiveTaskAtOnce(this.database, owner, taskId, first.texts)) !== undefined;
     }
     return false;

@@ -120,9 +120,10 @@ export async function saveWithEventsAtOnce(
 /**
  * Event texts appended to the log of a live (not terminal) record as one statement outside any
  * transaction: numbered under the row lock of the update that counts them, with the notification.
- * A terminal record is left to {@link appendToTaskIn}, whose check of the log reads it after the lock.
- * @returns the sequences, or undefined when nothing was written (no live record): the caller then
- * takes the transaction, which decides.
+ * A terminal record is left to {@link appendToTaskIn}, whose check of the log reads it after the lock,
+ * and so are no texts at all (an empty append still answers whether the task exists and is open).
+ * @returns the sequences, or undefined when nothing was written (no texts, no live record): the
+ * caller then takes the transaction, which decides.
  */
 export async function appendToLiveTaskAtOnce(
   database: PostgresDatabase,
@@ -130,6 +131,7 @@ export async function appendToLiveTaskAtOnce(
   taskId: string,
   texts: readonly string[],
 ): Promise<number[] | undefined> {
+  if (texts.length === 0) return undefined;
   const { rows } = await database.query<{ event_count: number }>(
     `WITH written AS (
        UPDATE agent_tasks SET event_count = event_count + cardinality($4::text[])
