@@ -682,9 +682,10 @@ const POSTGRES_COUNTS: [Exclude<keyof PostgresConfig, 'preparedStatements'>, str
   ['statementTimeoutMs', 'AGENT_PG_STATEMENT_TIMEOUT_MS'],
   ['leaseMs', 'AGENT_REPLICA_LEASE_MS'],
 ];
+const PREPARED_STATEMENTS_VARIABLE = 'AGENT_PG_PREPARED_STATEMENTS';
 const POSTGRES_VARIABLES: [keyof PostgresConfig, string][] = [
   ...POSTGRES_COUNTS,
-  ['preparedStatements', 'AGENT_PG_PREPARED_STATEMENTS'],
+  ['preparedStatements', PREPARED_STATEMENTS_VARIABLE],
 ];
 
 function postgresConfig(env: NodeJS.ProcessEnv, file: PostgresConfig): PostgresConfig {
@@ -693,7 +694,7 @@ function postgresConfig(env: NodeJS.ProcessEnv, file: PostgresConfig): PostgresC
     const value = envCount(env, variable) ?? file[field];
     if (value !== undefined) postgres[field] = value;
   }
-  const prepared = envFlag(env, 'AGENT_PG_PREPARED_STATEMENTS') ?? file.preparedStatements;
+  const prepared = envFlag(env, PREPARED_STATEMENTS_VARIABLE) ?? file.preparedStatements;
   if (prepared !== undefined) postgres.preparedStatements = prepared;
   return postgres;
 }
